@@ -1,0 +1,10 @@
+"""Mondrian processes, forests and kernels with scikit-learn estimators.
+
+The heavy lifting is done by a Rust core (``mondrian_learn._core``); this package holds the
+estimators: validation, parameters and orchestration.
+"""
+
+from mondrian_learn.forest import MondrianForestRegressor
+
+__all__ = ["MondrianForestRegressor"]
+__version__ = "0.1.0"

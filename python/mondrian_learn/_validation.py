@@ -1,0 +1,37 @@
+"""Input checks shared by the estimators: one place turns user input into what the core takes."""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+_MAX_SEED = np.iinfo(np.int64).max
+
+
+def as_core_array(X: np.ndarray) -> np.ndarray:
+    """C-contiguous float64 view or copy of an already validated array (the core's layout)."""
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """Number of threads for ``n_jobs`` with scikit-learn's meaning (None → 1, −1 → all cores).
+
+    Raises
+    ------
+    ValueError
+        If ``n_jobs`` is 0 or not an integer.
+    """
+    if n_jobs is None:
+        return 1
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+    cores = os.cpu_count() or 1
+    return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+
+
+def draw_seed(random_state: int | np.random.RandomState | None) -> int:
+    """A 63-bit seed for the core drawn once from ``random_state``."""
+    return int(check_random_state(random_state).randint(0, _MAX_SEED, dtype=np.int64))

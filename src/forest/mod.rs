@@ -1,0 +1,156 @@
+//! A forest of Mondrian trees over one shared copy of the training points.
+//!
+//! Tree `m` draws from the stream `tree_rng(seed, m)`, trees are sampled and extended in
+//! parallel on a local pool, and every reduction over trees runs in tree order, so results do
+//! not depend on the number of threads.
+
+pub mod regression;
+
+use crate::error::{Error, Result};
+use crate::parallel::ROW_CHUNK;
+use crate::rng::tree_rng;
+use crate::tree::{extend::extend_tree, sample::sample_tree, MondrianTree, TreeParams};
+use ndarray::{Array2, ArrayView2};
+use rayon::prelude::*;
+use rayon::ThreadPool;
+use serde::{Deserialize, Serialize};
+
+/// Trees plus the points they were grown on (row-major, appended by online updates).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MondrianForest {
+    pub params: TreeParams,
+    pub n_features: usize,
+    pub seed: u64,
+    x: Vec<f64>,
+    pub trees: Vec<MondrianTree>,
+}
+
+impl MondrianForest {
+    /// An empty forest for points with `n_features` coordinates.
+    pub fn new(params: TreeParams, n_features: usize, seed: u64) -> Result<Self> {
+        if n_features == 0 {
+            return Err(Error::InvalidInput(
+                "points need at least one feature".into(),
+            ));
+        }
+        Ok(Self {
+            params,
+            n_features,
+            seed,
+            x: Vec::new(),
+            trees: Vec::new(),
+        })
+    }
+
+    /// Number of training points stored.
+    pub fn n_rows(&self) -> usize {
+        self.x.len() / self.n_features
+    }
+
+    /// The stored training points, row-major.
+    pub fn points(&self) -> &[f64] {
+        &self.x
+    }
+
+    /// Checks that `x` has this forest's width and only finite values.
+    pub fn check_points(&self, x: &ArrayView2<f64>) -> Result<()> {
+        if x.ncols() != self.n_features {
+            return Err(Error::InvalidInput(format!(
+                "X has {} features, but the forest was fitted with {}",
+                x.ncols(),
+                self.n_features
+            )));
+        }
+        if x.iter().any(|v| !v.is_finite()) {
+            return Err(Error::InvalidInput("X contains NaN or infinity".into()));
+        }
+        Ok(())
+    }
+
+    /// Stores new training points and returns their row ids.
+    pub fn add_points(&mut self, x: &ArrayView2<f64>) -> Result<std::ops::Range<u32>> {
+        self.check_points(x)?;
+        let first = self.n_rows();
+        let last = first + x.nrows();
+        if last >= u32::MAX as usize {
+            return Err(Error::InvalidInput(format!(
+                "at most {} training points are supported",
+                u32::MAX - 1
+            )));
+        }
+        self.x.reserve(x.len());
+        for row in x.rows() {
+            self.x.extend(row.iter());
+        }
+        Ok(first as u32..last as u32)
+    }
+
+    /// Samples `count` more trees on all stored points (batch fit; called in slices to show
+    /// progress, with identical results however it is sliced).
+    pub fn grow_trees(&mut self, count: usize, pool: &ThreadPool) {
+        let first = self.trees.len() as u64;
+        let (x, d, params, seed) = (&self.x, self.n_features, &self.params, self.seed);
+        let new: Vec<MondrianTree> = pool.install(|| {
+            (first..first + count as u64)
+                .into_par_iter()
+                .map(|m| sample_tree(x, d, params, tree_rng(seed, m)))
+                .collect()
+        });
+        self.trees.extend(new);
+    }
+
+    /// Extends every tree with the stored rows `rows` (conditional Mondrian).
+    pub fn extend(&mut self, rows: std::ops::Range<u32>, pool: &ThreadPool) {
+        let new_rows: Vec<u32> = rows.collect();
+        let (x, params) = (&self.x, &self.params);
+        pool.install(|| {
+            self.trees
+                .par_iter_mut()
+                .for_each(|tree| extend_tree(tree, x, &new_rows, params))
+        });
+    }
+
+    /// Leaf id of every point in every tree (N × M).
+    pub fn apply(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Array2<u32>> {
+        self.check_points(x)?;
+        self.check_fitted()?;
+        let (m, d) = (self.trees.len(), self.n_features);
+        let x = x.as_standard_layout();
+        let flat = x.as_slice().unwrap_or(&[]);
+        let mut out = vec![0u32; x.nrows() * m];
+        pool.install(|| {
+            out.par_chunks_mut(ROW_CHUNK * m)
+                .zip(flat.par_chunks(ROW_CHUNK * d))
+                .for_each(|(out, rows)| {
+                    for (out_row, row) in out.chunks_exact_mut(m).zip(rows.chunks_exact(d)) {
+                        for (o, tree) in out_row.iter_mut().zip(&self.trees) {
+                            *o = tree.leaf_of(row);
+                        }
+                    }
+                })
+        });
+        Array2::from_shape_vec((x.nrows(), m), out).map_err(|e| Error::InvalidInput(e.to_string()))
+    }
+
+    /// Errors unless at least one tree holds points.
+    pub fn check_fitted(&self) -> Result<()> {
+        if self.trees.is_empty() || self.n_rows() == 0 {
+            return Err(Error::InvalidInput("the forest has no trees yet".into()));
+        }
+        Ok(())
+    }
+
+    /// Checks a deserialised forest.
+    pub fn is_consistent(&self) -> bool {
+        let n = self.n_rows();
+        self.n_features > 0
+            && self.x.len() == n * self.n_features
+            && self
+                .trees
+                .iter()
+                .all(|t| t.n_features == self.n_features && t.is_consistent(n))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,15 @@
+//! mondrian-learn: Mondrian processes, forests and kernels.
+//!
+//! The core is plain Rust; the Python bindings live in [`python`] behind the `python` feature.
+
+pub mod error;
+pub mod forest;
+pub mod parallel;
+pub mod rng;
+pub mod serialize;
+pub mod tree;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};

@@ -1,0 +1,24 @@
+//! The one crossing from core errors to Python exceptions.
+
+use crate::error::Error;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::PyErr;
+
+/// Core `Result` → `PyResult`, as tokenizers' `ToPyResult` does.
+pub struct ToPyResult<T>(pub crate::error::Result<T>);
+
+impl<T> From<ToPyResult<T>> for pyo3::PyResult<T> {
+    fn from(r: ToPyResult<T>) -> Self {
+        r.0.map_err(to_py_err)
+    }
+}
+
+/// Bad parameters or data are `ValueError`; anything else `RuntimeError`.
+pub fn to_py_err(e: Error) -> PyErr {
+    match e {
+        Error::InvalidParameter { .. } | Error::InvalidInput(_) | Error::Corrupt(_) => {
+            PyValueError::new_err(e.to_string())
+        }
+        Error::Interrupted(_) | Error::ThreadPool(_) => PyRuntimeError::new_err(e.to_string()),
+    }
+}

@@ -1,0 +1,15 @@
+//! Python bindings: the only code that touches pyo3. One file per core module it exposes.
+
+mod error;
+mod forest;
+mod run;
+
+use pyo3::prelude::*;
+
+/// The compiled core of mondrian_learn.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<forest::ForestRegressor>()?;
+    m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
+    Ok(())
+}

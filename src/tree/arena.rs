@@ -1,0 +1,199 @@
+//! The arena: a Mondrian tree as parallel arrays indexed by `u32` node ids.
+
+use super::leaf_samples::LeafSamples;
+use crate::rng::TreeRng;
+use serde::{Deserialize, Serialize};
+
+/// Marks "no node" in `parent`, `left`, `right` and `split_dim`.
+pub const NONE: u32 = u32::MAX;
+
+/// A Mondrian tree restricted to its training points (struct-of-arrays).
+///
+/// Node `j` has the data box `lower[j*D..(j+1)*D]`, `upper[..]` (min/max of its training
+/// points), the number of points `n_samples[j]` and a time `tau[j]`: the birth time of its cut
+/// for an internal node, the lifetime λ (possibly ∞) for a leaf. So for every node
+/// `tau[j] - tau[parent]` is how long the block lived (the reference code's `max_split_cost`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MondrianTree {
+    pub n_features: usize,
+    pub root: u32,
+    pub parent: Vec<u32>,
+    pub left: Vec<u32>,
+    pub right: Vec<u32>,
+    pub split_dim: Vec<u32>,
+    pub threshold: Vec<f64>,
+    pub tau: Vec<f64>,
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+    pub n_samples: Vec<u32>,
+    pub samples: LeafSamples,
+    /// The tree's own random stream; it advances with every draw, online updates included.
+    pub rng: TreeRng,
+}
+
+impl MondrianTree {
+    /// A tree with no node yet (before the first points arrive).
+    pub fn empty(n_features: usize, rng: TreeRng) -> Self {
+        Self {
+            n_features,
+            root: NONE,
+            parent: Vec::new(),
+            left: Vec::new(),
+            right: Vec::new(),
+            split_dim: Vec::new(),
+            threshold: Vec::new(),
+            tau: Vec::new(),
+            lower: Vec::new(),
+            upper: Vec::new(),
+            n_samples: Vec::new(),
+            samples: LeafSamples::default(),
+            rng,
+        }
+    }
+
+    /// Appends a blank leaf and returns its id.
+    pub(crate) fn push_node(&mut self, parent: u32) -> u32 {
+        let id = self.parent.len() as u32;
+        self.parent.push(parent);
+        self.left.push(NONE);
+        self.right.push(NONE);
+        self.split_dim.push(NONE);
+        self.threshold.push(f64::NAN);
+        self.tau.push(f64::INFINITY);
+        self.lower
+            .extend(std::iter::repeat_n(f64::INFINITY, self.n_features));
+        self.upper
+            .extend(std::iter::repeat_n(f64::NEG_INFINITY, self.n_features));
+        self.n_samples.push(0);
+        self.samples.push_node();
+        id
+    }
+
+    /// Number of nodes in the arena (every one reachable from the root).
+    pub fn n_nodes(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Number of leaves.
+    pub fn n_leaves(&self) -> usize {
+        self.split_dim.iter().filter(|&&d| d == NONE).count()
+    }
+
+    #[inline]
+    pub fn is_leaf(&self, node: u32) -> bool {
+        self.split_dim[node as usize] == NONE
+    }
+
+    /// Lower corner of the data box of `node`.
+    #[inline]
+    pub fn lower(&self, node: u32) -> &[f64] {
+        let s = node as usize * self.n_features;
+        &self.lower[s..s + self.n_features]
+    }
+
+    /// Upper corner of the data box of `node`.
+    #[inline]
+    pub fn upper(&self, node: u32) -> &[f64] {
+        let s = node as usize * self.n_features;
+        &self.upper[s..s + self.n_features]
+    }
+
+    /// Σ_d (u_d − l_d): the rate of the block's split time.
+    pub fn linear_dimension(&self, node: u32) -> f64 {
+        self.lower(node)
+            .iter()
+            .zip(self.upper(node))
+            .map(|(l, u)| u - l)
+            .sum()
+    }
+
+    /// Birth time of the parent's cut (0 for the root).
+    #[inline]
+    pub fn tau_parent(&self, node: u32) -> f64 {
+        match self.parent[node as usize] {
+            NONE => 0.0,
+            p => self.tau[p as usize],
+        }
+    }
+
+    /// How long the block lived: `tau − tau_parent` (the remaining lifetime for a leaf).
+    #[inline]
+    pub fn max_split_cost(&self, node: u32) -> f64 {
+        self.tau[node as usize] - self.tau_parent(node)
+    }
+
+    /// The leaf that `x` falls into when routed by the cuts (`x[d] <= threshold` goes left).
+    #[inline]
+    pub fn leaf_of(&self, x: &[f64]) -> u32 {
+        let mut node = self.root;
+        loop {
+            let d = self.split_dim[node as usize];
+            if d == NONE {
+                return node;
+            }
+            node = if x[d as usize] <= self.threshold[node as usize] {
+                self.left[node as usize]
+            } else {
+                self.right[node as usize]
+            };
+        }
+    }
+
+    /// Structural checks run on a deserialised tree so that corrupt bytes give an error,
+    /// never an out-of-bounds panic or an endless loop.
+    pub fn is_consistent(&self, n_rows: usize) -> bool {
+        let n = self.n_nodes();
+        let d = self.n_features;
+        let sizes_ok = [
+            self.left.len(),
+            self.right.len(),
+            self.split_dim.len(),
+            self.threshold.len(),
+            self.tau.len(),
+            self.n_samples.len(),
+        ]
+        .iter()
+        .all(|&len| len == n)
+            && self.lower.len() == n * d
+            && self.upper.len() == n * d;
+        if !sizes_ok || (n == 0) != (self.root == NONE) || (n > 0 && self.root as usize >= n) {
+            return false;
+        }
+        // Children point to later-or-earlier nodes, but each node has exactly the parent
+        // that names it, so routing from the root visits every node at most once.
+        for j in 0..n {
+            let sd = self.split_dim[j];
+            if sd == NONE {
+                continue;
+            }
+            let (l, r) = (self.left[j], self.right[j]);
+            if sd as usize >= d || l as usize >= n || r as usize >= n {
+                return false;
+            }
+            if self.parent[l as usize] != j as u32 || self.parent[r as usize] != j as u32 {
+                return false;
+            }
+        }
+        if n > 0 && self.parent[self.root as usize] != NONE {
+            return false;
+        }
+        let counts = &self.n_samples;
+        let leaves_ok = self.samples.is_consistent(n, |j| {
+            if counts[j] == 0 {
+                0
+            } else {
+                counts[j] as usize
+            }
+        });
+        leaves_ok
+            && (0..n as u32)
+                .filter(|&j| self.is_leaf(j))
+                .all(|j| self.samples.cap[j as usize] > 0 || self.n_samples[j as usize] == 0)
+            && (0..n as u32).filter(|&j| self.is_leaf(j)).all(|j| {
+                self.samples
+                    .of(j, self.n_samples[j as usize] as usize)
+                    .iter()
+                    .all(|&i| (i as usize) < n_rows)
+            })
+    }
+}

@@ -1,0 +1,174 @@
+//! Conditional extension of a fitted tree with new points (online learning).
+//!
+//! "ExtendMondrianBlock" of Lakshminarayanan et al. (NIPS 2014), applied to a batch of new
+//! points at once (Balog's report, Thm 1.14): the result has the distribution of a batch fit on
+//! old and new points together.
+//!
+//! At node j with parent time t and new points P: e_low = max(0, l_j − min P),
+//! e_up = max(0, max P − u_j), η = Σ_d (e_low + e_up). Unless j is a paused leaf, draw
+//! E ~ Exp(η). If E < τ_j − t a new parent is born at t + E with a cut outside j's box (dimension
+//! ∝ e_low + e_up, side ∝ e_low vs e_up, location uniform in the gap); the new points beyond
+//! the cut form a sibling sampled afresh, the rest continue into j. Otherwise j's box grows,
+//! the points descend by j's cut, and a paused leaf that no longer pauses is sampled afresh
+//! from t with all its points.
+
+use super::arena::{MondrianTree, NONE};
+use super::params::TreeParams;
+use super::sample::{grow, partition, Link};
+use crate::rng::{exponential, uniform, weighted_index};
+
+/// Adds the rows `new_rows` of `x` (row-major, all rows so far) to the tree.
+pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params: &TreeParams) {
+    if new_rows.is_empty() {
+        return;
+    }
+    if tree.root == NONE {
+        let start = tree.samples.push_block(new_rows);
+        grow(tree, x, start, new_rows.len(), 0.0, Link::Root, params);
+        return;
+    }
+    let d = tree.n_features;
+    let mut points = new_rows.to_vec();
+    let mut new_lower = vec![0.0; d];
+    let mut new_upper = vec![0.0; d];
+    let mut gap = vec![0.0; 2 * d];
+    // (node, range of `points`, birth time of the node's parent)
+    let mut stack = vec![(tree.root, 0usize, points.len(), 0.0f64)];
+    while let Some((node, start, len, t_parent)) = stack.pop() {
+        let pts = &mut points[start..start + len];
+        let j = node as usize;
+        bounds(x, d, pts, &mut new_lower, &mut new_upper);
+        // gap[2d] = how far the new points reach below the box, gap[2d+1] above it.
+        let mut eta = 0.0;
+        for k in 0..d {
+            gap[2 * k] = (tree.lower[j * d + k] - new_lower[k]).max(0.0);
+            gap[2 * k + 1] = (new_upper[k] - tree.upper[j * d + k]).max(0.0);
+            eta += gap[2 * k] + gap[2 * k + 1];
+        }
+        let n_old = tree.n_samples[j] as usize;
+        let paused = tree.is_leaf(node) && params.is_paused(n_old, tree.linear_dimension(node));
+        let e = if paused {
+            f64::INFINITY
+        } else {
+            exponential(&mut tree.rng, eta)
+        };
+        if e < tree.tau[j] - t_parent {
+            let t_new = t_parent + e;
+            let side = weighted_index(&mut tree.rng, gap.iter().copied(), eta);
+            let (dim, below) = (side / 2, side % 2 == 0);
+            let (a, b) = if below {
+                (new_lower[dim], tree.lower[j * d + dim])
+            } else {
+                (tree.upper[j * d + dim], new_upper[dim])
+            };
+            let cut = loop {
+                let c = a + uniform(&mut tree.rng) * (b - a);
+                if c < b {
+                    break c;
+                }
+            };
+            // Points with x[dim] <= cut go first; the new sibling takes the far side.
+            let n_left = partition(x, d, pts, dim, cut);
+            let (far, near) = if below {
+                (start..start + n_left, (start + n_left, len - n_left))
+            } else {
+                (start + n_left..start + len, (start, n_left))
+            };
+            let parent = insert_parent(tree, node, dim, cut, t_new, below);
+            let p = parent as usize;
+            for k in 0..d {
+                tree.lower[p * d + k] = tree.lower[j * d + k].min(new_lower[k]);
+                tree.upper[p * d + k] = tree.upper[j * d + k].max(new_upper[k]);
+            }
+            tree.n_samples[p] = tree.n_samples[j] + len as u32;
+            let far_start = tree.samples.push_block(&points[far.clone()]);
+            let link = if below {
+                Link::Left(parent)
+            } else {
+                Link::Right(parent)
+            };
+            grow(tree, x, far_start, far.len(), t_new, link, params);
+            if near.1 > 0 {
+                stack.push((node, near.0, near.1, t_new));
+            }
+            continue;
+        }
+        for k in 0..d {
+            tree.lower[j * d + k] = tree.lower[j * d + k].min(new_lower[k]);
+            tree.upper[j * d + k] = tree.upper[j * d + k].max(new_upper[k]);
+        }
+        tree.n_samples[j] += len as u32;
+        if tree.is_leaf(node) {
+            tree.samples.append(node, n_old, pts);
+            let n_now = n_old + len;
+            if paused && !params.is_paused(n_now, tree.linear_dimension(node)) {
+                let range_start = tree.samples.start[j];
+                tree.samples.release(node, n_now);
+                grow(
+                    tree,
+                    x,
+                    range_start,
+                    n_now,
+                    t_parent,
+                    Link::Reuse(node),
+                    params,
+                );
+            }
+        } else {
+            let (dim, cut) = (tree.split_dim[j] as usize, tree.threshold[j]);
+            let n_left = partition(x, d, pts, dim, cut);
+            let t = tree.tau[j];
+            if len > n_left {
+                stack.push((tree.right[j], start + n_left, len - n_left, t));
+            }
+            if n_left > 0 {
+                stack.push((tree.left[j], start, n_left, t));
+            }
+        }
+    }
+    let counts = &tree.n_samples;
+    tree.samples.maybe_compact(|j| counts[j] as usize);
+}
+
+/// Componentwise min and max of the rows `pts` of `x`.
+fn bounds(x: &[f64], d: usize, pts: &[u32], lower: &mut [f64], upper: &mut [f64]) {
+    lower.fill(f64::INFINITY);
+    upper.fill(f64::NEG_INFINITY);
+    for &i in pts {
+        let row = &x[i as usize * d..(i as usize + 1) * d];
+        for k in 0..d {
+            lower[k] = lower[k].min(row[k]);
+            upper[k] = upper[k].max(row[k]);
+        }
+    }
+}
+
+/// Inserts a new internal node between `node` and its parent; `node` becomes its right child
+/// when the cut lies below the box (`node_is_right`), else its left child. Returns the new id.
+fn insert_parent(
+    tree: &mut MondrianTree,
+    node: u32,
+    dim: usize,
+    cut: f64,
+    tau: f64,
+    node_is_right: bool,
+) -> u32 {
+    let old_parent = tree.parent[node as usize];
+    let p = tree.push_node(old_parent);
+    match old_parent {
+        NONE => tree.root = p,
+        q if tree.left[q as usize] == node => tree.left[q as usize] = p,
+        q => tree.right[q as usize] = p,
+    }
+    tree.parent[node as usize] = p;
+    let pi = p as usize;
+    tree.split_dim[pi] = dim as u32;
+    tree.threshold[pi] = cut;
+    tree.tau[pi] = tau;
+    if node_is_right {
+        tree.right[pi] = node;
+    } else {
+        tree.left[pi] = node;
+    }
+    p
+}

@@ -1,0 +1,10 @@
+//! Mondrian trees: the arena, batch sampling and conditional extension.
+
+pub mod arena;
+pub mod extend;
+pub mod leaf_samples;
+pub mod params;
+pub mod sample;
+
+pub use arena::{MondrianTree, NONE};
+pub use params::TreeParams;

@@ -1,0 +1,225 @@
+//! Batch sampling of a Mondrian tree on data (Lakshminarayanan et al. AISTATS 2016, Alg. 1–2,
+//! with a finite lifetime λ and `min_samples_split`).
+//!
+//! At a block with parent time t: if it pauses (too few points, or all identical) it is a
+//! leaf; else E ~ Exp(linear dimension); if t + E > λ it is a leaf; else the cut dimension is
+//! drawn ∝ extent, the location uniformly in the extent, and the block's index range is
+//! partitioned in place.
+
+use super::arena::{MondrianTree, NONE};
+use super::params::TreeParams;
+use crate::rng::{exponential, uniform, weighted_index, TreeRng};
+
+/// Where the root of a freshly sampled subtree goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Link {
+    /// It becomes the tree's root.
+    Root,
+    /// It is a new left / right child of the given node.
+    Left(u32),
+    Right(u32),
+    /// It overwrites this existing (leaf) node in place, keeping its parent.
+    Reuse(u32),
+}
+
+/// Samples the subtree over the indices `samples.data[start..start + len]` (partitioned in
+/// place) from time `t_start`, and returns the id of its root.
+///
+/// The rows are first gathered into a working copy in index order and partitioned along
+/// with the indices, so that every level reads memory sequentially; the partition pass also
+/// computes both children's boxes, so each level costs one pass over its points.
+pub(crate) fn grow(
+    tree: &mut MondrianTree,
+    x: &[f64],
+    start: usize,
+    len: usize,
+    t_start: f64,
+    link: Link,
+    params: &TreeParams,
+) -> u32 {
+    let d = tree.n_features;
+    let mut rows = Vec::with_capacity(len * d);
+    for &i in &tree.samples.data[start..start + len] {
+        rows.extend_from_slice(&x[i as usize * d..(i as usize + 1) * d]);
+    }
+    let root = match link {
+        Link::Reuse(j) => {
+            reset_node(tree, j);
+            j
+        }
+        Link::Root => {
+            let j = tree.push_node(NONE);
+            tree.root = j;
+            j
+        }
+        Link::Left(p) => {
+            let j = tree.push_node(p);
+            tree.left[p as usize] = j;
+            j
+        }
+        Link::Right(p) => {
+            let j = tree.push_node(p);
+            tree.right[p as usize] = j;
+            j
+        }
+    };
+    let r = root as usize;
+    tree.n_samples[r] = len as u32;
+    let (lower, upper) = (
+        &mut tree.lower[r * d..(r + 1) * d],
+        &mut tree.upper[r * d..(r + 1) * d],
+    );
+    lower.fill(f64::INFINITY);
+    upper.fill(f64::NEG_INFINITY);
+    for row in rows.chunks_exact(d) {
+        add_to_box(row, lower, upper);
+    }
+    // (node, offset of its points in `rows`, their number, birth time of its parent)
+    let mut stack = vec![(root, 0usize, len, t_start)];
+    while let Some((node, offset, len, t)) = stack.pop() {
+        let j = node as usize;
+        let linear_dimension = tree.linear_dimension(node);
+        let mut split = None;
+        if !params.is_paused(len, linear_dimension) {
+            let time = t + exponential(&mut tree.rng, linear_dimension);
+            if time <= params.lifetime {
+                let (lower, upper) = (
+                    &tree.lower[j * d..(j + 1) * d],
+                    &tree.upper[j * d..(j + 1) * d],
+                );
+                let (dim, cut) = draw_cut(&mut tree.rng, lower, upper, linear_dimension);
+                split = Some((time, dim, cut));
+            }
+        }
+        let Some((time, dim, cut)) = split else {
+            tree.tau[j] = params.lifetime;
+            tree.samples.set_range(node, start + offset, len as u32);
+            continue;
+        };
+        tree.tau[j] = time;
+        tree.split_dim[j] = dim as u32;
+        tree.threshold[j] = cut;
+        let left = tree.push_node(node);
+        let right = tree.push_node(node);
+        tree.left[j] = left;
+        tree.right[j] = right;
+        let n_left = partition_with_boxes(
+            &mut rows[offset * d..(offset + len) * d],
+            &mut tree.samples.data[start + offset..start + offset + len],
+            d,
+            dim,
+            cut,
+            (&mut tree.lower, &mut tree.upper),
+            left as usize,
+        );
+        tree.n_samples[left as usize] = n_left as u32;
+        tree.n_samples[right as usize] = (len - n_left) as u32;
+        stack.push((right, offset + n_left, len - n_left, time));
+        stack.push((left, offset, n_left, time));
+    }
+    root
+}
+
+/// Turns an existing node back into a blank leaf before it is resampled.
+fn reset_node(tree: &mut MondrianTree, j: u32) {
+    let j = j as usize;
+    tree.left[j] = NONE;
+    tree.right[j] = NONE;
+    tree.split_dim[j] = NONE;
+    tree.threshold[j] = f64::NAN;
+    tree.samples.cap[j] = 0;
+}
+
+/// Grows the box to hold `row`. Plain comparisons (values are finite) rather than
+/// `f64::min`, whose NaN rules keep the loop from compiling to packed min/max.
+#[inline(always)]
+fn add_to_box(row: &[f64], lower: &mut [f64], upper: &mut [f64]) {
+    for ((l, u), &v) in lower.iter_mut().zip(upper.iter_mut()).zip(row) {
+        *l = if v < *l { v } else { *l };
+        *u = if v > *u { v } else { *u };
+    }
+}
+
+/// Hoare partition of the `d`-wide `rows` (and their `indices`) by `row[dim] <= cut`, writing
+/// the data boxes of the two sides into nodes `left` and `left + 1` (its sibling) of the box
+/// arrays. Every row is added to exactly one box. Returns the number of rows on the left.
+fn partition_with_boxes(
+    rows: &mut [f64],
+    indices: &mut [u32],
+    d: usize,
+    dim: usize,
+    cut: f64,
+    boxes: (&mut [f64], &mut [f64]),
+    left: usize,
+) -> usize {
+    let (lower, upper) = boxes;
+    let (left_lower, right_lower) = lower[left * d..(left + 2) * d].split_at_mut(d);
+    let (left_upper, right_upper) = upper[left * d..(left + 2) * d].split_at_mut(d);
+    let (mut lo, mut hi) = (0usize, indices.len());
+    loop {
+        while lo < hi && rows[lo * d + dim] <= cut {
+            add_to_box(&rows[lo * d..(lo + 1) * d], left_lower, left_upper);
+            lo += 1;
+        }
+        while lo < hi && rows[(hi - 1) * d + dim] > cut {
+            add_to_box(&rows[(hi - 1) * d..hi * d], right_lower, right_upper);
+            hi -= 1;
+        }
+        if lo >= hi {
+            return lo;
+        }
+        // rows[lo] belongs right and rows[hi - 1] left: swap them into place.
+        let (head, tail) = rows.split_at_mut((hi - 1) * d);
+        head[lo * d..(lo + 1) * d].swap_with_slice(&mut tail[..d]);
+        indices.swap(lo, hi - 1);
+        add_to_box(&rows[lo * d..(lo + 1) * d], left_lower, left_upper);
+        add_to_box(&rows[(hi - 1) * d..hi * d], right_lower, right_upper);
+        lo += 1;
+        hi -= 1;
+    }
+}
+
+/// Cut dimension ∝ extent and a location uniform in it, with `lower[dim] <= cut < upper[dim]`
+/// so that both sides receive at least one point.
+fn draw_cut(rng: &mut TreeRng, lower: &[f64], upper: &[f64], total: f64) -> (usize, f64) {
+    let dim = weighted_index(rng, lower.iter().zip(upper).map(|(l, u)| u - l), total);
+    let (l, u) = (lower[dim], upper[dim]);
+    loop {
+        let cut = l + uniform(rng) * (u - l);
+        if cut < u {
+            return (dim, cut);
+        }
+    }
+}
+
+/// Moves the indices whose point has `x[dim] <= cut` to the front; returns how many.
+pub(crate) fn partition(x: &[f64], d: usize, indices: &mut [u32], dim: usize, cut: f64) -> usize {
+    let goes_left = |i: u32| x[i as usize * d + dim] <= cut;
+    let (mut lo, mut hi) = (0usize, indices.len());
+    while lo < hi {
+        if goes_left(indices[lo]) {
+            lo += 1;
+        } else {
+            hi -= 1;
+            indices.swap(lo, hi);
+        }
+    }
+    lo
+}
+
+/// Samples a whole tree on the rows `0..n_rows` of `x`.
+pub fn sample_tree(
+    x: &[f64],
+    n_features: usize,
+    params: &TreeParams,
+    rng: TreeRng,
+) -> MondrianTree {
+    let mut tree = MondrianTree::empty(n_features, rng);
+    let n_rows = x.len().checked_div(n_features).unwrap_or(0);
+    if n_rows > 0 {
+        let all: Vec<u32> = (0..n_rows as u32).collect();
+        let start = tree.samples.push_block(&all);
+        grow(&mut tree, x, start, n_rows, 0.0, Link::Root, params);
+    }
+    tree
+}
