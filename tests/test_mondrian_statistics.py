@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import cooccurrence, homogeneity_pvalue, two_proportion_z
 
+from conftest import cooccurrence, homogeneity_pvalue, two_proportion_z
 from mondrian_learn import MondrianForestRegressor
 
 Z = 4.5

@@ -1,13 +1,17 @@
-from typing import Callable
+from typing import Callable, final
 
 import numpy as np
+from typing_extensions import Self
+
+__all__ = ["ForestRegressor", "FORMAT_VERSION"]
 
 FORMAT_VERSION: int
 
+@final
 class ForestRegressor:
-    def __init__(
-        self, n_features: int, lifetime: float, min_samples_split: int, seed: int
-    ) -> None: ...
+    def __new__(
+        cls, n_features: int, lifetime: float, min_samples_split: int, seed: int
+    ) -> Self: ...
     def fit(
         self,
         x: np.ndarray,

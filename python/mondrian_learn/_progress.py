@@ -6,7 +6,9 @@ import sys
 from typing import Callable
 
 
-def progress_callback(total: int, desc: str, verbose: int) -> tuple[Callable[[int], None], Callable[[], None]]:
+def progress_callback(
+    total: int, desc: str, verbose: int
+) -> tuple[Callable[[int], None], Callable[[], None]]:
     """A ``(update(done), close())`` pair reporting ``done`` of ``total`` steps.
 
     Nothing is reported when ``verbose`` is 0.

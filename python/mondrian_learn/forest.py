@@ -102,7 +102,10 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
 
     def _new_forest(self, n_features: int) -> Any:
         return _core.ForestRegressor(
-            n_features, float(self.lifetime), int(self.min_samples_split), draw_seed(self.random_state)
+            n_features,
+            float(self.lifetime),
+            int(self.min_samples_split),
+            draw_seed(self.random_state),
         )
 
     def fit(self, X: Any, y: Any) -> MondrianForestRegressor:
@@ -128,7 +131,11 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         slice_size = self.n_estimators if not self.verbose else 4 * n_jobs
         try:
             forest.fit(
-                as_core_array(X), as_core_array(y), self.n_estimators, n_jobs, slice_size,
+                as_core_array(X),
+                as_core_array(y),
+                self.n_estimators,
+                n_jobs,
+                slice_size,
                 update if self.verbose else None,
             )
         finally:
