@@ -193,13 +193,13 @@ def bench_river(
 ) -> StreamResult:
     """Time river's ``AMFRegressor.learn_one`` on dict rows (dict building not timed)."""
     names = [f"x{j}" for j in range(stream[0].shape[1])]
-    rows = [dict(zip(names, row, strict=True)) for row in stream[0].tolist()]
+    rows = [dict(zip(names, row)) for row in stream[0].tolist()]
     targets = stream[1].tolist()
-    test_rows = [dict(zip(names, row, strict=True)) for row in test[0].tolist()]
+    test_rows = [dict(zip(names, row)) for row in test[0].tolist()]
 
     def learn_stream() -> Any:
         model = amf_regressor(n_estimators=n_estimators, seed=seed)
-        for x, target in zip(rows, targets, strict=True):
+        for x, target in zip(rows, targets):
             model.learn_one(x, target)
         return model
 

@@ -1,0 +1,27 @@
+"""The README's first command: ``python -m mondrian_learn demo``."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_demo_prints_table_and_saves_partition_plot(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "mondrian_learn", "demo", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    rmse = {
+        m.group(1).strip(): float(m.group(2))
+        for m in re.finditer(r"^(.+?)\s+(\d+\.\d+)(?:\s+\d+\.\d+)?$", result.stdout, re.M)
+    }
+    baseline = rmse["predicting the training mean"]
+    assert rmse["Mondrian forest (batch)"] < 0.9 * baseline
+    assert rmse["Mondrian forest (online, 10 chunks)"] < 0.9 * baseline
+    png = tmp_path / "tree_partition.png"
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
