@@ -21,7 +21,7 @@ fn bench_sampling(c: &mut Criterion) {
         let x = uniform_points(n);
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::from_parameter(n), &x, |b, x| {
-            b.iter(|| black_box(sample_tree(x, D, &params, tree_rng(1, 0))))
+            b.iter(|| black_box(sample_tree(x, D, &params, tree_rng(1, 0), &mut Vec::new())))
         });
     }
     group.finish();
@@ -31,7 +31,7 @@ fn bench_extension(c: &mut Criterion) {
     let params = TreeParams::new(f64::INFINITY, 10).expect("valid parameters");
     let n = 100_000;
     let x = uniform_points(2 * n);
-    let base = sample_tree(&x[..n * D], D, &params, tree_rng(1, 0));
+    let base = sample_tree(&x[..n * D], D, &params, tree_rng(1, 0), &mut Vec::new());
     let new_rows: Vec<u32> = (n as u32..2 * n as u32).collect();
     let mut group = c.benchmark_group("extend_tree");
     group.sample_size(10);

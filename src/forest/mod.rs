@@ -78,10 +78,8 @@ impl MondrianForest {
                 u32::MAX - 1
             )));
         }
-        self.x.reserve(x.len());
-        for row in x.rows() {
-            self.x.extend(row.iter());
-        }
+        self.x
+            .extend_from_slice(x.as_standard_layout().as_slice().unwrap_or(&[]));
         Ok(first as u32..last as u32)
     }
 
@@ -93,7 +91,9 @@ impl MondrianForest {
         let new: Vec<MondrianTree> = pool.install(|| {
             (first..first + count as u64)
                 .into_par_iter()
-                .map(|m| sample_tree(x, d, params, tree_rng(seed, m)))
+                .map_init(Vec::new, |scratch, m| {
+                    sample_tree(x, d, params, tree_rng(seed, m), scratch)
+                })
                 .collect()
         });
         self.trees.extend(new);

@@ -24,7 +24,16 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
     }
     if tree.root == NONE {
         let start = tree.samples.push_block(new_rows);
-        grow(tree, x, start, new_rows.len(), 0.0, Link::Root, params);
+        grow(
+            tree,
+            x,
+            start,
+            new_rows.len(),
+            0.0,
+            Link::Root,
+            params,
+            &mut Vec::new(),
+        );
         return;
     }
     let d = tree.n_features;
@@ -32,6 +41,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
     let mut new_lower = vec![0.0; d];
     let mut new_upper = vec![0.0; d];
     let mut gap = vec![0.0; 2 * d];
+    let mut scratch = Vec::new();
     // (node, range of `points`, birth time of the node's parent)
     let mut stack = vec![(tree.root, 0usize, points.len(), 0.0f64)];
     while let Some((node, start, len, t_parent)) = stack.pop() {
@@ -87,7 +97,16 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             } else {
                 Link::Right(parent)
             };
-            grow(tree, x, far_start, far.len(), t_new, link, params);
+            grow(
+                tree,
+                x,
+                far_start,
+                far.len(),
+                t_new,
+                link,
+                params,
+                &mut scratch,
+            );
             if near.1 > 0 {
                 stack.push((node, near.0, near.1, t_new));
             }
@@ -112,6 +131,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                     t_parent,
                     Link::Reuse(node),
                     params,
+                    &mut scratch,
                 );
             }
         } else {

@@ -4,6 +4,7 @@ pub mod arena;
 pub mod extend;
 pub mod leaf_samples;
 pub mod params;
+pub(crate) mod partition;
 pub mod sample;
 
 pub use arena::{MondrianTree, NONE};

@@ -8,6 +8,7 @@
 
 use super::arena::{MondrianTree, NONE};
 use super::params::TreeParams;
+use super::partition::partition_with_boxes;
 use crate::rng::{exponential, uniform, weighted_index, TreeRng};
 
 /// Where the root of a freshly sampled subtree goes.
@@ -28,6 +29,7 @@ pub(crate) enum Link {
 /// The rows are first gathered into a working copy in index order and partitioned along
 /// with the indices, so that every level reads memory sequentially; the partition pass also
 /// computes both children's boxes, so each level costs one pass over its points.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grow(
     tree: &mut MondrianTree,
     x: &[f64],
@@ -36,9 +38,13 @@ pub(crate) fn grow(
     t_start: f64,
     link: Link,
     params: &TreeParams,
+    scratch: &mut Vec<f64>,
 ) -> u32 {
     let d = tree.n_features;
-    let mut rows = Vec::with_capacity(len * d);
+    // `scratch` is reused across calls so a forest fit does not page in a fresh copy per tree.
+    let rows = scratch;
+    rows.clear();
+    rows.reserve(len * d);
     for &i in &tree.samples.data[start..start + len] {
         rows.extend_from_slice(&x[i as usize * d..(i as usize + 1) * d]);
     }
@@ -109,8 +115,8 @@ pub(crate) fn grow(
             d,
             dim,
             cut,
-            (&mut tree.lower, &mut tree.upper),
-            left as usize,
+            &mut tree.lower[left as usize * d..(left as usize + 2) * d],
+            &mut tree.upper[left as usize * d..(left as usize + 2) * d],
         );
         tree.n_samples[left as usize] = n_left as u32;
         tree.n_samples[right as usize] = (len - n_left) as u32;
@@ -130,52 +136,11 @@ fn reset_node(tree: &mut MondrianTree, j: u32) {
     tree.samples.cap[j] = 0;
 }
 
-/// Grows the box to hold `row`. Plain comparisons (values are finite) rather than
-/// `f64::min`, whose NaN rules keep the loop from compiling to packed min/max.
-#[inline(always)]
+#[inline]
 fn add_to_box(row: &[f64], lower: &mut [f64], upper: &mut [f64]) {
     for ((l, u), &v) in lower.iter_mut().zip(upper.iter_mut()).zip(row) {
-        *l = if v < *l { v } else { *l };
-        *u = if v > *u { v } else { *u };
-    }
-}
-
-/// Hoare partition of the `d`-wide `rows` (and their `indices`) by `row[dim] <= cut`, writing
-/// the data boxes of the two sides into nodes `left` and `left + 1` (its sibling) of the box
-/// arrays. Every row is added to exactly one box. Returns the number of rows on the left.
-fn partition_with_boxes(
-    rows: &mut [f64],
-    indices: &mut [u32],
-    d: usize,
-    dim: usize,
-    cut: f64,
-    boxes: (&mut [f64], &mut [f64]),
-    left: usize,
-) -> usize {
-    let (lower, upper) = boxes;
-    let (left_lower, right_lower) = lower[left * d..(left + 2) * d].split_at_mut(d);
-    let (left_upper, right_upper) = upper[left * d..(left + 2) * d].split_at_mut(d);
-    let (mut lo, mut hi) = (0usize, indices.len());
-    loop {
-        while lo < hi && rows[lo * d + dim] <= cut {
-            add_to_box(&rows[lo * d..(lo + 1) * d], left_lower, left_upper);
-            lo += 1;
-        }
-        while lo < hi && rows[(hi - 1) * d + dim] > cut {
-            add_to_box(&rows[(hi - 1) * d..hi * d], right_lower, right_upper);
-            hi -= 1;
-        }
-        if lo >= hi {
-            return lo;
-        }
-        // rows[lo] belongs right and rows[hi - 1] left: swap them into place.
-        let (head, tail) = rows.split_at_mut((hi - 1) * d);
-        head[lo * d..(lo + 1) * d].swap_with_slice(&mut tail[..d]);
-        indices.swap(lo, hi - 1);
-        add_to_box(&rows[lo * d..(lo + 1) * d], left_lower, left_upper);
-        add_to_box(&rows[(hi - 1) * d..hi * d], right_lower, right_upper);
-        lo += 1;
-        hi -= 1;
+        *l = l.min(v);
+        *u = u.max(v);
     }
 }
 
@@ -207,19 +172,20 @@ pub(crate) fn partition(x: &[f64], d: usize, indices: &mut [u32], dim: usize, cu
     lo
 }
 
-/// Samples a whole tree on the rows `0..n_rows` of `x`.
+/// Samples a whole tree on the rows `0..n_rows` of `x`; `scratch` is working memory that
+/// callers sampling many trees on one thread can reuse.
 pub fn sample_tree(
     x: &[f64],
     n_features: usize,
     params: &TreeParams,
     rng: TreeRng,
+    scratch: &mut Vec<f64>,
 ) -> MondrianTree {
     let mut tree = MondrianTree::empty(n_features, rng);
     let n_rows = x.len().checked_div(n_features).unwrap_or(0);
     if n_rows > 0 {
-        let all: Vec<u32> = (0..n_rows as u32).collect();
-        let start = tree.samples.push_block(&all);
-        grow(&mut tree, x, start, n_rows, 0.0, Link::Root, params);
+        tree.samples.data.extend(0..n_rows as u32);
+        grow(&mut tree, x, 0, n_rows, 0.0, Link::Root, params, scratch);
     }
     tree
 }
