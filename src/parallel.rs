@@ -1,6 +1,7 @@
 //! Local thread pools sized by `n_jobs` (never rayon's global pool).
 
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
 /// A pool of exactly `n_jobs` threads (at least one).
@@ -14,3 +15,34 @@ pub fn pool(n_jobs: usize) -> Result<ThreadPool> {
 /// Rows per parallel work item when a loop runs over points: large enough to amortise
 /// scheduling, small enough to balance two to sixteen threads.
 pub const ROW_CHUNK: usize = 4096;
+
+/// Below this many points per call, work runs on the calling thread: waking a pool costs
+/// tens of microseconds, more than handling a few points. Results are the same either way.
+const SMALL_WORK: usize = 64;
+
+/// Whether `n_points` is too little work to hand to a pool.
+pub fn is_small(n_points: usize) -> bool {
+    n_points < SMALL_WORK
+}
+
+/// Calls `work(out_block, rows_block)` on blocks of `ROW_CHUNK` points, where `flat` holds
+/// the points (row-major, `d` wide) and `out` holds `out_width` values per point: on `pool`,
+/// or on this thread for a handful of points.
+pub fn for_each_row_block<T: Send>(
+    pool: &ThreadPool,
+    out: &mut [T],
+    out_width: usize,
+    flat: &[f64],
+    d: usize,
+    work: impl Fn(&mut [T], &[f64]) + Sync,
+) {
+    if is_small(flat.len() / d.max(1)) {
+        work(out, flat);
+        return;
+    }
+    pool.install(|| {
+        out.par_chunks_mut(ROW_CHUNK * out_width)
+            .zip(flat.par_chunks(ROW_CHUNK * d))
+            .for_each(|(out, rows)| work(out, rows))
+    });
+}

@@ -16,6 +16,22 @@ def as_core_array(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
+def is_core_ready(X: object, y: object, n_features: int) -> bool:
+    """True when ``X`` and ``y`` are already what the core takes: non-empty C-ordered float64
+    arrays (n × n_features and n) of plain ndarray type. Finiteness is left to the core."""
+    return (
+        type(X) is np.ndarray
+        and type(y) is np.ndarray
+        and X.dtype == np.float64
+        and y.dtype == np.float64
+        and X.ndim == 2
+        and y.ndim == 1
+        and X.flags.c_contiguous
+        and X.shape[0] == y.shape[0] > 0
+        and X.shape[1] == n_features
+    )
+
+
 def resolve_n_jobs(n_jobs: int | None) -> int:
     """Number of threads for ``n_jobs`` with scikit-learn's meaning (None → 1, −1 → all cores).
 

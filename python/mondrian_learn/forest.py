@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._progress import progress_callback
-from mondrian_learn._validation import as_core_array, draw_seed, resolve_n_jobs
+from mondrian_learn._validation import as_core_array, draw_seed, is_core_ready, resolve_n_jobs
 
 
 class MondrianForestRegressor(RegressorMixin, BaseEstimator):
@@ -160,7 +160,10 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         if not hasattr(self, "forest_"):
             return self.fit(X, y)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
+        if not is_core_ready(X, y, self.n_features_in_) or hasattr(self, "feature_names_in_"):
+            # Inputs already in the core's layout skip scikit-learn's checks, which cost far
+            # more than a small update; the core itself rejects NaN/inf with a ValueError.
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
         self.forest_.partial_fit(as_core_array(X), as_core_array(y), resolve_n_jobs(self.n_jobs))
         return self
 

@@ -7,7 +7,7 @@
 pub mod regression;
 
 use crate::error::{Error, Result};
-use crate::parallel::ROW_CHUNK;
+use crate::parallel::{for_each_row_block, is_small};
 use crate::rng::tree_rng;
 use crate::tree::{extend::extend_tree, sample::sample_tree, MondrianTree, TreeParams};
 use ndarray::{Array2, ArrayView2};
@@ -103,6 +103,13 @@ impl MondrianForest {
     pub fn extend(&mut self, rows: std::ops::Range<u32>, pool: &ThreadPool) {
         let new_rows: Vec<u32> = rows.collect();
         let (x, params) = (&self.x, &self.params);
+        if is_small(new_rows.len()) {
+            // Waking the pool costs more than extending by a few points.
+            for tree in &mut self.trees {
+                extend_tree(tree, x, &new_rows, params);
+            }
+            return;
+        }
         pool.install(|| {
             self.trees
                 .par_iter_mut()
@@ -118,16 +125,12 @@ impl MondrianForest {
         let x = x.as_standard_layout();
         let flat = x.as_slice().unwrap_or(&[]);
         let mut out = vec![0u32; x.nrows() * m];
-        pool.install(|| {
-            out.par_chunks_mut(ROW_CHUNK * m)
-                .zip(flat.par_chunks(ROW_CHUNK * d))
-                .for_each(|(out, rows)| {
-                    for (out_row, row) in out.chunks_exact_mut(m).zip(rows.chunks_exact(d)) {
-                        for (o, tree) in out_row.iter_mut().zip(&self.trees) {
-                            *o = tree.leaf_of(row);
-                        }
-                    }
-                })
+        for_each_row_block(pool, &mut out, m, flat, d, |out, rows| {
+            for (out_row, row) in out.chunks_exact_mut(m).zip(rows.chunks_exact(d)) {
+                for (o, tree) in out_row.iter_mut().zip(&self.trees) {
+                    *o = tree.leaf_of(row);
+                }
+            }
         });
         Array2::from_shape_vec((x.nrows(), m), out).map_err(|e| Error::InvalidInput(e.to_string()))
     }

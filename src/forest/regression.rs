@@ -2,12 +2,14 @@
 //!
 //! The smoothing uses the scale of the AISTATS 2016 prior (§3.2): noise variance
 //! σ_y² = v/K and prior variance γ₁ = 2vK/(K+2) with K = min(2N, 500), so a leaf with n points
-//! predicts (Σy + κ μ_H)/(n + κ) with κ = σ_y²/γ₁ and μ_H the mean of all targets. The
+//! predicts (Σy + κ μ_H)/(n + κ) with κ = σ_y²/γ₁ and μ_H the mean of all targets. Leaves keep
+//! Σy; after an online step only the leaves whose points changed are summed again. The
 //! hierarchical Bayesian prediction (belief propagation, branch-off) replaces this later.
 
 use super::MondrianForest;
 use crate::error::{Error, Result};
-use crate::parallel::ROW_CHUNK;
+use crate::parallel::{for_each_row_block, is_small};
+use crate::tree::MondrianTree;
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -18,8 +20,8 @@ use serde::{Deserialize, Serialize};
 pub struct ForestRegressor {
     pub forest: MondrianForest,
     y: Vec<f64>,
-    /// `leaf_value[m][node]`: prediction of leaf `node` of tree `m` (unused for internal nodes).
-    leaf_value: Vec<Vec<f64>>,
+    /// `leaf_sum[m][node]`: Σy over the points of leaf `node` of tree `m` (0 for internal nodes).
+    leaf_sum: Vec<Vec<f64>>,
 }
 
 impl ForestRegressor {
@@ -28,7 +30,7 @@ impl ForestRegressor {
         Self {
             forest,
             y: Vec::new(),
-            leaf_value: Vec::new(),
+            leaf_sum: Vec::new(),
         }
     }
 
@@ -54,7 +56,7 @@ impl ForestRegressor {
             self.forest.grow_trees(count, pool);
             progress(self.forest.trees.len())?;
         }
-        self.refresh_leaf_values(pool);
+        self.refresh_leaf_sums(pool);
         Ok(())
     }
 
@@ -74,7 +76,7 @@ impl ForestRegressor {
         let rows = self.forest.add_points(x)?;
         self.y.extend(y.iter());
         self.forest.extend(rows, pool);
-        self.refresh_leaf_values(pool);
+        self.refresh_leaf_sums(pool);
         Ok(())
     }
 
@@ -85,67 +87,75 @@ impl ForestRegressor {
         let x = x.as_standard_layout();
         let d = self.forest.n_features;
         let flat = x.as_slice().unwrap_or(&[]);
+        let (mean, kappa) = self.prior();
         let m = self.forest.trees.len() as f64;
         let mut out = vec![0.0; x.nrows()];
-        pool.install(|| {
-            out.par_chunks_mut(ROW_CHUNK)
-                .zip(flat.par_chunks(ROW_CHUNK * d))
-                .for_each(|(out, rows)| {
-                    for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
-                        let total: f64 = self
-                            .forest
-                            .trees
-                            .iter()
-                            .zip(&self.leaf_value)
-                            .map(|(tree, values)| values[tree.leaf_of(row) as usize])
-                            .sum();
-                        *o = total / m;
-                    }
-                })
+        for_each_row_block(pool, &mut out, 1, flat, d, |out, rows| {
+            for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
+                let total: f64 = self
+                    .forest
+                    .trees
+                    .iter()
+                    .zip(&self.leaf_sum)
+                    .map(|(tree, sums)| {
+                        let leaf = tree.leaf_of(row) as usize;
+                        let n = tree.n_samples[leaf] as f64;
+                        (sums[leaf] + kappa * mean) / (n + kappa)
+                    })
+                    .sum();
+                *o = total / m;
+            }
         });
         Ok(Array1::from(out))
     }
 
-    /// Recomputes every leaf's smoothed mean from the points it holds.
-    fn refresh_leaf_values(&mut self, pool: &ThreadPool) {
+    /// Prior mean μ_H and pseudo-count κ = σ_y²/γ₁ = (v/K) / (2vK/(K+2)), which does not
+    /// depend on v (so it is also right for constant targets).
+    fn prior(&self) -> (f64, f64) {
         let n = self.y.len();
-        let mean = self.y.iter().sum::<f64>() / n as f64;
         let k = (2 * n).min(500) as f64;
-        // κ = σ_y²/γ₁ = (v/K) / (2vK/(K+2)); independent of v, so also right when v = 0.
-        let kappa = (k + 2.0) / (2.0 * k * k);
+        (
+            self.y.iter().sum::<f64>() / n as f64,
+            (k + 2.0) / (2.0 * k * k),
+        )
+    }
+
+    /// Sums the targets of every leaf whose points changed since the last call.
+    fn refresh_leaf_sums(&mut self, pool: &ThreadPool) {
         let y = &self.y;
-        self.leaf_value = pool.install(|| {
-            self.forest
-                .trees
-                .par_iter()
-                .map(|tree| {
-                    (0..tree.n_nodes() as u32)
-                        .map(|j| {
-                            if !tree.is_leaf(j) {
-                                return f64::NAN;
-                            }
-                            let count = tree.n_samples[j as usize] as usize;
-                            let sum: f64 = tree
-                                .samples
-                                .of(j, count)
-                                .iter()
-                                .map(|&i| y[i as usize])
-                                .sum();
-                            (sum + kappa * mean) / (count as f64 + kappa)
-                        })
-                        .collect()
-                })
-                .collect()
-        });
+        self.leaf_sum.resize_with(self.forest.trees.len(), Vec::new);
+        let refresh = |(tree, sums): (&mut MondrianTree, &mut Vec<f64>)| {
+            sums.resize(tree.n_nodes(), 0.0);
+            for j in std::mem::take(&mut tree.touched) {
+                if tree.is_leaf(j) {
+                    let n = tree.n_samples[j as usize] as usize;
+                    sums[j as usize] = tree.samples.of(j, n).iter().map(|&i| y[i as usize]).sum();
+                }
+            }
+        };
+        let trees = &mut self.forest.trees;
+        if trees.iter().all(|t| is_small(t.touched.len())) {
+            trees
+                .iter_mut()
+                .zip(self.leaf_sum.iter_mut())
+                .for_each(refresh);
+        } else {
+            pool.install(|| {
+                trees
+                    .par_iter_mut()
+                    .zip(self.leaf_sum.par_iter_mut())
+                    .for_each(refresh)
+            });
+        }
     }
 
     /// Checks a deserialised model.
     pub fn is_consistent(&self) -> bool {
         self.forest.is_consistent()
             && self.y.len() == self.forest.n_rows()
-            && self.leaf_value.len() == self.forest.trees.len()
+            && self.leaf_sum.len() == self.forest.trees.len()
             && self
-                .leaf_value
+                .leaf_sum
                 .iter()
                 .zip(&self.forest.trees)
                 .all(|(v, t)| v.len() == t.n_nodes())

@@ -1,7 +1,7 @@
 //! Python face of `forest` and `forest::regression`.
 
 use super::error::{to_py_err, ToPyResult};
-use super::run::detached;
+use super::run::PoolCache;
 use crate::error::Error;
 use crate::forest::{regression, MondrianForest};
 use crate::serialize;
@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyDict};
 #[pyclass(module = "mondrian_learn._core")]
 pub struct ForestRegressor {
     inner: regression::ForestRegressor,
+    pools: PoolCache,
 }
 
 #[pymethods]
@@ -29,6 +30,7 @@ impl ForestRegressor {
         let forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
         Ok(Self {
             inner: regression::ForestRegressor::new(forest),
+            pools: PoolCache::default(),
         })
     }
 
@@ -47,7 +49,7 @@ impl ForestRegressor {
     ) -> PyResult<()> {
         let (x, y) = (x.as_array(), y.as_array());
         let inner = &mut self.inner;
-        detached(py, n_jobs, |pool| {
+        self.pools.run(py, n_jobs, |pool| {
             inner.fit(&x, &y, n_trees, slice, pool, |done| match &progress {
                 None => Ok(()),
                 Some(cb) => Python::attach(|py| {
@@ -69,7 +71,8 @@ impl ForestRegressor {
     ) -> PyResult<()> {
         let (x, y) = (x.as_array(), y.as_array());
         let inner = &mut self.inner;
-        detached(py, n_jobs, |pool| inner.partial_fit(&x, &y, pool))
+        self.pools
+            .run(py, n_jobs, |pool| inner.partial_fit(&x, &y, pool))
     }
 
     /// Mean of the trees' leaf predictions.
@@ -81,7 +84,7 @@ impl ForestRegressor {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let x = x.as_array();
         let inner = &self.inner;
-        let out = detached(py, n_jobs, |pool| inner.predict(&x, pool))?;
+        let out = self.pools.run(py, n_jobs, |pool| inner.predict(&x, pool))?;
         Ok(out.into_pyarray(py))
     }
 
@@ -94,7 +97,7 @@ impl ForestRegressor {
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
         let x = x.as_array();
         let forest = &self.inner.forest;
-        let out = detached(py, n_jobs, |pool| forest.apply(&x, pool))?;
+        let out = self.pools.run(py, n_jobs, |pool| forest.apply(&x, pool))?;
         Ok(out.into_pyarray(py))
     }
 
@@ -172,7 +175,10 @@ impl ForestRegressor {
                 "inconsistent forest arrays".into(),
             )));
         }
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            pools: PoolCache::default(),
+        })
     }
 
     fn __reduce__<'py>(

@@ -4,13 +4,36 @@ use super::error::to_py_err;
 use crate::parallel::pool;
 use pyo3::prelude::*;
 use rayon::ThreadPool;
+use std::sync::{Arc, Mutex};
 
-/// Builds a pool of `n_jobs` threads, releases the GIL and runs `work` on it.
-pub fn detached<T, F>(py: Python<'_>, n_jobs: usize, work: F) -> PyResult<T>
-where
-    T: Send,
-    F: FnOnce(&ThreadPool) -> crate::error::Result<T> + Send,
-{
-    let pool = pool(n_jobs).map_err(to_py_err)?;
-    py.detach(|| work(&pool)).map_err(to_py_err)
+/// The pool a fitted model last used, kept so that many small calls (one-point
+/// `partial_fit`, say) do not spawn threads each time.
+#[derive(Default)]
+pub struct PoolCache(Mutex<Option<(usize, Arc<ThreadPool>)>>);
+
+impl PoolCache {
+    fn get(&self, n_jobs: usize) -> PyResult<Arc<ThreadPool>> {
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match &*slot {
+            Some((n, p)) if *n == n_jobs => Ok(Arc::clone(p)),
+            _ => {
+                let p = Arc::new(pool(n_jobs).map_err(to_py_err)?);
+                *slot = Some((n_jobs, Arc::clone(&p)));
+                Ok(p)
+            }
+        }
+    }
+
+    /// Releases the GIL and runs `work` on a pool of `n_jobs` threads.
+    pub fn run<T, F>(&self, py: Python<'_>, n_jobs: usize, work: F) -> PyResult<T>
+    where
+        T: Send,
+        F: FnOnce(&ThreadPool) -> crate::error::Result<T> + Send,
+    {
+        let pool = self.get(n_jobs)?;
+        py.detach(|| work(&pool)).map_err(to_py_err)
+    }
 }

@@ -29,6 +29,10 @@ pub struct MondrianTree {
     pub samples: LeafSamples,
     /// The tree's own random stream; it advances with every draw, online updates included.
     pub rng: TreeRng,
+    /// Leaves whose set of points changed since the owner last drained this list (so models
+    /// built on the tree update only those leaves after an online step).
+    #[serde(skip)]
+    pub touched: Vec<u32>,
 }
 
 impl MondrianTree {
@@ -48,6 +52,7 @@ impl MondrianTree {
             n_samples: Vec::new(),
             samples: LeafSamples::default(),
             rng,
+            touched: Vec::new(),
         }
     }
 

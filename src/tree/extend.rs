@@ -14,7 +14,8 @@
 
 use super::arena::{MondrianTree, NONE};
 use super::params::TreeParams;
-use super::sample::{grow, partition, Link};
+use super::partition::partition_with_boxes;
+use super::sample::{grow, Link};
 use crate::rng::{exponential, uniform, weighted_index};
 
 /// Adds the rows `new_rows` of `x` (row-major, all rows so far) to the tree.
@@ -38,16 +39,35 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
     }
     let d = tree.n_features;
     let mut points = new_rows.to_vec();
-    let mut new_lower = vec![0.0; d];
-    let mut new_upper = vec![0.0; d];
+    // Working copy of the new rows, partitioned along with `points` so that each level reads
+    // them sequentially; the partition also yields each side's bounds.
+    let mut rows = Vec::with_capacity(points.len() * d);
+    for &i in &points {
+        rows.extend_from_slice(&x[i as usize * d..(i as usize + 1) * d]);
+    }
+    let mut new_lower = vec![f64::INFINITY; d];
+    let mut new_upper = vec![f64::NEG_INFINITY; d];
+    for row in rows.chunks_exact(d) {
+        for k in 0..d {
+            new_lower[k] = new_lower[k].min(row[k]);
+            new_upper[k] = new_upper[k].max(row[k]);
+        }
+    }
+    let (mut sides_lower, mut sides_upper) = (vec![0.0; 2 * d], vec![0.0; 2 * d]);
     let mut gap = vec![0.0; 2 * d];
     let mut scratch = Vec::new();
-    // (node, range of `points`, birth time of the node's parent)
+    // (node, range of `points`, birth time of the node's parent); `bounds` holds the
+    // min and max of each entry's points, 2d values per entry, pushed and popped in step.
     let mut stack = vec![(tree.root, 0usize, points.len(), 0.0f64)];
+    let mut bounds = [new_lower.as_slice(), new_upper.as_slice()].concat();
     while let Some((node, start, len, t_parent)) = stack.pop() {
-        let pts = &mut points[start..start + len];
+        let top = bounds.len() - 2 * d;
+        new_lower.copy_from_slice(&bounds[top..top + d]);
+        new_upper.copy_from_slice(&bounds[top + d..]);
+        bounds.truncate(top);
         let j = node as usize;
-        bounds(x, d, pts, &mut new_lower, &mut new_upper);
+        let pts = &mut points[start..start + len];
+        let pts_rows = &mut rows[start * d..(start + len) * d];
         // gap[2d] = how far the new points reach below the box, gap[2d+1] above it.
         let mut eta = 0.0;
         for k in 0..d {
@@ -78,11 +98,19 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                 }
             };
             // Points with x[dim] <= cut go first; the new sibling takes the far side.
-            let n_left = partition(x, d, pts, dim, cut);
-            let (far, near) = if below {
-                (start..start + n_left, (start + n_left, len - n_left))
+            let n_left = partition_with_boxes(
+                pts_rows,
+                pts,
+                d,
+                dim,
+                cut,
+                &mut sides_lower,
+                &mut sides_upper,
+            );
+            let (far, near, near_side) = if below {
+                (start..start + n_left, (start + n_left, len - n_left), 1)
             } else {
-                (start + n_left..start + len, (start, n_left))
+                (start + n_left..start + len, (start, n_left), 0)
             };
             let parent = insert_parent(tree, node, dim, cut, t_new, below);
             let p = parent as usize;
@@ -109,6 +137,8 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             );
             if near.1 > 0 {
                 stack.push((node, near.0, near.1, t_new));
+                bounds.extend_from_slice(&sides_lower[near_side * d..(near_side + 1) * d]);
+                bounds.extend_from_slice(&sides_upper[near_side * d..(near_side + 1) * d]);
             }
             continue;
         }
@@ -119,6 +149,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
         tree.n_samples[j] += len as u32;
         if tree.is_leaf(node) {
             tree.samples.append(node, n_old, pts);
+            tree.touched.push(node);
             let n_now = n_old + len;
             if paused && !params.is_paused(n_now, tree.linear_dimension(node)) {
                 let range_start = tree.samples.start[j];
@@ -136,31 +167,33 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             }
         } else {
             let (dim, cut) = (tree.split_dim[j] as usize, tree.threshold[j]);
-            let n_left = partition(x, d, pts, dim, cut);
+            let n_left = partition_with_boxes(
+                pts_rows,
+                pts,
+                d,
+                dim,
+                cut,
+                &mut sides_lower,
+                &mut sides_upper,
+            );
             let t = tree.tau[j];
-            if len > n_left {
-                stack.push((tree.right[j], start + n_left, len - n_left, t));
-            }
-            if n_left > 0 {
-                stack.push((tree.left[j], start, n_left, t));
+            let children = [
+                (tree.left[j], start, n_left),
+                (tree.right[j], start + n_left, len - n_left),
+            ];
+            // Right first, so the left child is popped first.
+            for side in [1, 0] {
+                let (child, child_start, child_len) = children[side];
+                if child_len > 0 {
+                    stack.push((child, child_start, child_len, t));
+                    bounds.extend_from_slice(&sides_lower[side * d..(side + 1) * d]);
+                    bounds.extend_from_slice(&sides_upper[side * d..(side + 1) * d]);
+                }
             }
         }
     }
     let counts = &tree.n_samples;
     tree.samples.maybe_compact(|j| counts[j] as usize);
-}
-
-/// Componentwise min and max of the rows `pts` of `x`.
-fn bounds(x: &[f64], d: usize, pts: &[u32], lower: &mut [f64], upper: &mut [f64]) {
-    lower.fill(f64::INFINITY);
-    upper.fill(f64::NEG_INFINITY);
-    for &i in pts {
-        let row = &x[i as usize * d..(i as usize + 1) * d];
-        for k in 0..d {
-            lower[k] = lower[k].min(row[k]);
-            upper[k] = upper[k].max(row[k]);
-        }
-    }
 }
 
 /// Inserts a new internal node between `node` and its parent; `node` becomes its right child

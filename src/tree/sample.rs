@@ -100,6 +100,7 @@ pub(crate) fn grow(
         let Some((time, dim, cut)) = split else {
             tree.tau[j] = params.lifetime;
             tree.samples.set_range(node, start + offset, len as u32);
+            tree.touched.push(node);
             continue;
         };
         tree.tau[j] = time;
@@ -155,21 +156,6 @@ fn draw_cut(rng: &mut TreeRng, lower: &[f64], upper: &[f64], total: f64) -> (usi
             return (dim, cut);
         }
     }
-}
-
-/// Moves the indices whose point has `x[dim] <= cut` to the front; returns how many.
-pub(crate) fn partition(x: &[f64], d: usize, indices: &mut [u32], dim: usize, cut: f64) -> usize {
-    let goes_left = |i: u32| x[i as usize * d + dim] <= cut;
-    let (mut lo, mut hi) = (0usize, indices.len());
-    while lo < hi {
-        if goes_left(indices[lo]) {
-            lo += 1;
-        } else {
-            hi -= 1;
-            indices.swap(lo, hi);
-        }
-    }
-    lo
 }
 
 /// Samples a whole tree on the rows `0..n_rows` of `x`; `scratch` is working memory that
