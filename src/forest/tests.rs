@@ -50,7 +50,7 @@ fn assert_valid(tree: &MondrianTree, x: &[f64], n_rows: usize, params: &TreePara
             let paused = params.is_paused(pts.len(), tree.linear_dimension(j));
             assert!(paused || params.lifetime.is_finite());
         } else {
-            let (l, r) = (tree.left[ju], tree.right[ju]);
+            let (l, r) = (tree.cuts[ju].left, tree.cuts[ju].right);
             assert_eq!(
                 tree.n_samples[ju],
                 tree.n_samples[l as usize] + tree.n_samples[r as usize]
@@ -61,9 +61,9 @@ fn assert_valid(tree: &MondrianTree, x: &[f64], n_rows: usize, params: &TreePara
                 assert_eq!(tree.lower(j)[k], lo);
                 assert_eq!(tree.upper(j)[k], hi);
             }
-            let dim = tree.split_dim[ju] as usize;
-            assert!(tree.upper(l)[dim] <= tree.threshold[ju]);
-            assert!(tree.lower(r)[dim] > tree.threshold[ju]);
+            let dim = tree.cuts[ju].dim as usize;
+            assert!(tree.upper(l)[dim] <= tree.cuts[ju].threshold);
+            assert!(tree.lower(r)[dim] > tree.cuts[ju].threshold);
             assert!(tree.tau[ju] > tree.tau_parent(j) || tree.parent[ju] == NONE);
             assert!(tree.tau[ju] <= params.lifetime);
             stack.push(l);

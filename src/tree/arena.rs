@@ -4,8 +4,31 @@ use super::leaf_samples::LeafSamples;
 use crate::rng::TreeRng;
 use serde::{Deserialize, Serialize};
 
-/// Marks "no node" in `parent`, `left`, `right` and `split_dim`.
+/// Marks "no node" in `parent`, `Cut::left`, `Cut::right` and `Cut::dim`.
 pub const NONE: u32 = u32::MAX;
+
+/// What routing a point through node `j` needs, packed together (24 bytes) because
+/// prediction and online updates visit nodes in random order: one cache line per visit
+/// instead of one per field.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Cut {
+    /// Points with `x[dim] <= threshold` go left (NaN for a leaf).
+    pub threshold: f64,
+    /// Cut dimension; `NONE` for a leaf.
+    pub dim: u32,
+    pub left: u32,
+    pub right: u32,
+}
+
+impl Cut {
+    /// The routing entry of a leaf.
+    pub const LEAF: Cut = Cut {
+        threshold: f64::NAN,
+        dim: NONE,
+        left: NONE,
+        right: NONE,
+    };
+}
 
 /// A Mondrian tree restricted to its training points (struct-of-arrays).
 ///
@@ -18,10 +41,7 @@ pub struct MondrianTree {
     pub n_features: usize,
     pub root: u32,
     pub parent: Vec<u32>,
-    pub left: Vec<u32>,
-    pub right: Vec<u32>,
-    pub split_dim: Vec<u32>,
-    pub threshold: Vec<f64>,
+    pub cuts: Vec<Cut>,
     pub tau: Vec<f64>,
     pub lower: Vec<f64>,
     pub upper: Vec<f64>,
@@ -42,10 +62,7 @@ impl MondrianTree {
             n_features,
             root: NONE,
             parent: Vec::new(),
-            left: Vec::new(),
-            right: Vec::new(),
-            split_dim: Vec::new(),
-            threshold: Vec::new(),
+            cuts: Vec::new(),
             tau: Vec::new(),
             lower: Vec::new(),
             upper: Vec::new(),
@@ -60,10 +77,7 @@ impl MondrianTree {
     pub(crate) fn push_node(&mut self, parent: u32) -> u32 {
         let id = self.parent.len() as u32;
         self.parent.push(parent);
-        self.left.push(NONE);
-        self.right.push(NONE);
-        self.split_dim.push(NONE);
-        self.threshold.push(f64::NAN);
+        self.cuts.push(Cut::LEAF);
         self.tau.push(f64::INFINITY);
         self.lower
             .extend(std::iter::repeat_n(f64::INFINITY, self.n_features));
@@ -81,12 +95,12 @@ impl MondrianTree {
 
     /// Number of leaves.
     pub fn n_leaves(&self) -> usize {
-        self.split_dim.iter().filter(|&&d| d == NONE).count()
+        self.cuts.iter().filter(|c| c.dim == NONE).count()
     }
 
     #[inline]
     pub fn is_leaf(&self, node: u32) -> bool {
-        self.split_dim[node as usize] == NONE
+        self.cuts[node as usize].dim == NONE
     }
 
     /// Lower corner of the data box of `node`.
@@ -132,14 +146,14 @@ impl MondrianTree {
     pub fn leaf_of(&self, x: &[f64]) -> u32 {
         let mut node = self.root;
         loop {
-            let d = self.split_dim[node as usize];
-            if d == NONE {
+            let cut = &self.cuts[node as usize];
+            if cut.dim == NONE {
                 return node;
             }
-            node = if x[d as usize] <= self.threshold[node as usize] {
-                self.left[node as usize]
+            node = if x[cut.dim as usize] <= cut.threshold {
+                cut.left
             } else {
-                self.right[node as usize]
+                cut.right
             };
         }
     }
@@ -149,16 +163,9 @@ impl MondrianTree {
     pub fn is_consistent(&self, n_rows: usize) -> bool {
         let n = self.n_nodes();
         let d = self.n_features;
-        let sizes_ok = [
-            self.left.len(),
-            self.right.len(),
-            self.split_dim.len(),
-            self.threshold.len(),
-            self.tau.len(),
-            self.n_samples.len(),
-        ]
-        .iter()
-        .all(|&len| len == n)
+        let sizes_ok = [self.cuts.len(), self.tau.len(), self.n_samples.len()]
+            .iter()
+            .all(|&len| len == n)
             && self.lower.len() == n * d
             && self.upper.len() == n * d;
         if !sizes_ok || (n == 0) != (self.root == NONE) || (n > 0 && self.root as usize >= n) {
@@ -167,11 +174,15 @@ impl MondrianTree {
         // Children point to later-or-earlier nodes, but each node has exactly the parent
         // that names it, so routing from the root visits every node at most once.
         for j in 0..n {
-            let sd = self.split_dim[j];
+            let Cut {
+                dim: sd,
+                left: l,
+                right: r,
+                ..
+            } = self.cuts[j];
             if sd == NONE {
                 continue;
             }
-            let (l, r) = (self.left[j], self.right[j]);
             if sd as usize >= d || l as usize >= n || r as usize >= n {
                 return false;
             }

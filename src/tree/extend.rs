@@ -166,7 +166,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                 );
             }
         } else {
-            let (dim, cut) = (tree.split_dim[j] as usize, tree.threshold[j]);
+            let (dim, cut) = (tree.cuts[j].dim as usize, tree.cuts[j].threshold);
             let n_left = partition_with_boxes(
                 pts_rows,
                 pts,
@@ -178,8 +178,8 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             );
             let t = tree.tau[j];
             let children = [
-                (tree.left[j], start, n_left),
-                (tree.right[j], start + n_left, len - n_left),
+                (tree.cuts[j].left, start, n_left),
+                (tree.cuts[j].right, start + n_left, len - n_left),
             ];
             // Right first, so the left child is popped first.
             for side in [1, 0] {
@@ -210,18 +210,18 @@ fn insert_parent(
     let p = tree.push_node(old_parent);
     match old_parent {
         NONE => tree.root = p,
-        q if tree.left[q as usize] == node => tree.left[q as usize] = p,
-        q => tree.right[q as usize] = p,
+        q if tree.cuts[q as usize].left == node => tree.cuts[q as usize].left = p,
+        q => tree.cuts[q as usize].right = p,
     }
     tree.parent[node as usize] = p;
     let pi = p as usize;
-    tree.split_dim[pi] = dim as u32;
-    tree.threshold[pi] = cut;
+    tree.cuts[pi].dim = dim as u32;
+    tree.cuts[pi].threshold = cut;
     tree.tau[pi] = tau;
     if node_is_right {
-        tree.right[pi] = node;
+        tree.cuts[pi].right = node;
     } else {
-        tree.left[pi] = node;
+        tree.cuts[pi].left = node;
     }
     p
 }

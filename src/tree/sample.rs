@@ -6,7 +6,7 @@
 //! drawn ∝ extent, the location uniformly in the extent, and the block's index range is
 //! partitioned in place.
 
-use super::arena::{MondrianTree, NONE};
+use super::arena::{Cut, MondrianTree, NONE};
 use super::params::TreeParams;
 use super::partition::partition_with_boxes;
 use crate::rng::{exponential, uniform, weighted_index, TreeRng};
@@ -60,12 +60,12 @@ pub(crate) fn grow(
         }
         Link::Left(p) => {
             let j = tree.push_node(p);
-            tree.left[p as usize] = j;
+            tree.cuts[p as usize].left = j;
             j
         }
         Link::Right(p) => {
             let j = tree.push_node(p);
-            tree.right[p as usize] = j;
+            tree.cuts[p as usize].right = j;
             j
         }
     };
@@ -104,12 +104,12 @@ pub(crate) fn grow(
             continue;
         };
         tree.tau[j] = time;
-        tree.split_dim[j] = dim as u32;
-        tree.threshold[j] = cut;
+        tree.cuts[j].dim = dim as u32;
+        tree.cuts[j].threshold = cut;
         let left = tree.push_node(node);
         let right = tree.push_node(node);
-        tree.left[j] = left;
-        tree.right[j] = right;
+        tree.cuts[j].left = left;
+        tree.cuts[j].right = right;
         let n_left = partition_with_boxes(
             &mut rows[offset * d..(offset + len) * d],
             &mut tree.samples.data[start + offset..start + offset + len],
@@ -130,10 +130,7 @@ pub(crate) fn grow(
 /// Turns an existing node back into a blank leaf before it is resampled.
 fn reset_node(tree: &mut MondrianTree, j: u32) {
     let j = j as usize;
-    tree.left[j] = NONE;
-    tree.right[j] = NONE;
-    tree.split_dim[j] = NONE;
-    tree.threshold[j] = f64::NAN;
+    tree.cuts[j] = Cut::LEAF;
     tree.samples.cap[j] = 0;
 }
 
