@@ -82,7 +82,8 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
         } else {
             exponential(&mut tree.rng, eta)
         };
-        if e < tree.tau[j] - t_parent {
+        // E is ∞ when the points lie inside the box (η = 0): skip the node's time then.
+        if e.is_finite() && e < tree.tau[j] - t_parent {
             let t_new = t_parent + e;
             let side = weighted_index(&mut tree.rng, gap.iter().copied(), eta);
             let (dim, below) = (side / 2, side % 2 == 0);
@@ -142,9 +143,11 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             }
             continue;
         }
-        for k in 0..d {
-            tree.lower[j * d + k] = tree.lower[j * d + k].min(new_lower[k]);
-            tree.upper[j * d + k] = tree.upper[j * d + k].max(new_upper[k]);
+        if eta > 0.0 {
+            for k in 0..d {
+                tree.lower[j * d + k] = tree.lower[j * d + k].min(new_lower[k]);
+                tree.upper[j * d + k] = tree.upper[j * d + k].max(new_upper[k]);
+            }
         }
         tree.n_samples[j] += len as u32;
         if tree.is_leaf(node) {
