@@ -37,26 +37,19 @@ repository root); the script stops with a message if it is not.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
-import sklearn
+from _common import FloatArray, import_mondrian_forest_regressor, machine_info
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import ExtraTreesRegressor
 
 N_FEATURES = 10
 GOAL_VS_EXTRATREES_DEFAULT = 4.5
 GOAL_VS_EXTRATREES_ONE_FEATURE = 1.0
-
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass
@@ -68,37 +61,6 @@ class FitResult:
     all_seconds: list[float]
     test_rmse: float
     n_leaves: int
-
-
-def import_mondrian_forest_regressor() -> type:
-    """Return ``mondrian_learn.MondrianForestRegressor`` or exit with a clear message."""
-    try:
-        from mondrian_learn import MondrianForestRegressor
-    except ImportError as error:
-        sys.exit(
-            "error: cannot import MondrianForestRegressor from mondrian_learn "
-            f"({error}).\nBuild and install the package first, e.g. "
-            "`pip install .` from the repository root."
-        )
-    return MondrianForestRegressor
-
-
-def machine_info() -> str:
-    """Describe the machine and library versions for the results record."""
-    import mondrian_learn
-
-    return "\n".join(
-        [
-            f"date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-            f"machine: {platform.platform()}, os.cpu_count()={os.cpu_count()}",
-            (
-                f"python {platform.python_version()}, numpy {np.__version__}, "
-                f"scikit-learn {sklearn.__version__}, "
-                f"mondrian_learn {getattr(mondrian_learn, '__version__', 'unknown')}"
-            ),
-            f"command: {' '.join([sys.executable, *sys.argv])}",
-        ]
-    )
 
 
 def count_leaves(estimator: Any) -> int:

@@ -24,9 +24,8 @@ If river is not installed the river row and ratios are skipped with a message.
 
 Issue served
 ------------
-The online-learning throughput issue: ``partial_fit`` must stream at least as
-fast as the online peer (river's Aggregated Mondrian Forest), both in batches
-and one point at a time.
+The foundation issue's goal: ``partial_fit`` throughput at least 1000x river's
+``AMFRegressor.learn_one``; results and the measured ratios are in RESULTS.md.
 
 Usage
 -----
@@ -40,23 +39,16 @@ repository root); ``pip install river`` for the peer.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
-import sklearn
+from _common import FloatArray, import_mondrian_forest_regressor, machine_info, rmse
 from sklearn.datasets import make_friedman1
 
 N_FEATURES = 10
-
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass
@@ -75,19 +67,6 @@ class StreamResult:
         return self.n_points / self.best_seconds
 
 
-def import_mondrian_forest_regressor() -> type:
-    """Return ``mondrian_learn.MondrianForestRegressor`` or exit with a clear message."""
-    try:
-        from mondrian_learn import MondrianForestRegressor
-    except ImportError as error:
-        sys.exit(
-            "error: cannot import MondrianForestRegressor from mondrian_learn "
-            f"({error}).\nBuild and install the package first, e.g. "
-            "`pip install .` from the repository root."
-        )
-    return MondrianForestRegressor
-
-
 def import_river_amf() -> tuple[type | None, str]:
     """Return ``(river.forest.AMFRegressor, version)`` or ``(None, reason)``."""
     try:
@@ -96,30 +75,6 @@ def import_river_amf() -> tuple[type | None, str]:
     except ImportError as error:
         return None, str(error)
     return AMFRegressor, river.__version__
-
-
-def machine_info(river_version: str) -> str:
-    """Describe the machine and library versions for the results record."""
-    import mondrian_learn
-
-    return "\n".join(
-        [
-            f"date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-            f"machine: {platform.platform()}, os.cpu_count()={os.cpu_count()}",
-            (
-                f"python {platform.python_version()}, numpy {np.__version__}, "
-                f"scikit-learn {sklearn.__version__}, "
-                f"mondrian_learn {getattr(mondrian_learn, '__version__', 'unknown')}, "
-                f"river {river_version}"
-            ),
-            f"command: {' '.join([sys.executable, *sys.argv])}",
-        ]
-    )
-
-
-def rmse(prediction: FloatArray, target: FloatArray) -> float:
-    """Root mean squared error."""
-    return float(np.sqrt(np.mean((np.asarray(prediction) - target) ** 2)))
 
 
 def best_of(repeats: int, name: str, learn_stream: Callable[[], Any]) -> tuple[float, Any]:
@@ -258,7 +213,7 @@ def main() -> None:
         print(f"river is NOT available ({river_version}); skipping river and ratios.")
         print("Install it with `pip install river` to compare.")
         river_version = "not installed"
-    print(machine_info(river_version))
+    print(machine_info(f"river {river_version}"))
 
     n_stream = max(args.n, args.n_single, args.n_river)
     X, y = make_friedman1(
