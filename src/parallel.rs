@@ -25,24 +25,25 @@ pub fn is_small(n_points: usize) -> bool {
     n_points < SMALL_WORK
 }
 
-/// Calls `work(out_block, rows_block)` on blocks of `ROW_CHUNK` points, where `flat` holds
-/// the points (row-major, `d` wide) and `out` holds `out_width` values per point: on `pool`,
-/// or on this thread for a handful of points.
+/// Calls `work(first_row, out_block, rows_block)` on blocks of `ROW_CHUNK` points, where
+/// `flat` holds the points (row-major, `d` wide) and `out` holds `out_width` values per point:
+/// on `pool`, or on this thread for a handful of points.
 pub fn for_each_row_block<T: Send>(
     pool: &ThreadPool,
     out: &mut [T],
     out_width: usize,
     flat: &[f64],
     d: usize,
-    work: impl Fn(&mut [T], &[f64]) + Sync,
+    work: impl Fn(usize, &mut [T], &[f64]) + Sync,
 ) {
     if is_small(flat.len() / d.max(1)) {
-        work(out, flat);
+        work(0, out, flat);
         return;
     }
     pool.install(|| {
         out.par_chunks_mut(ROW_CHUNK * out_width)
             .zip(flat.par_chunks(ROW_CHUNK * d))
-            .for_each(|(out, rows)| work(out, rows))
+            .enumerate()
+            .for_each(|(block, (out, rows))| work(block * ROW_CHUNK, out, rows))
     });
 }

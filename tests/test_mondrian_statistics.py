@@ -18,7 +18,12 @@ Z = 4.5
 def _leaves(X: np.ndarray, m: int, lifetime: float, seed: int, mss: int = 2) -> np.ndarray:
     """Leaf ids, shape (n_points, m), of m trees sampled on X."""
     model = MondrianForestRegressor(
-        n_estimators=m, lifetime=lifetime, min_samples_split=mss, random_state=seed, n_jobs=2
+        n_estimators=m,
+        lifetime=lifetime,
+        min_samples_split=mss,
+        random_state=seed,
+        n_jobs=2,
+        scale_features=False,
     )
     return model.fit(X, np.zeros(len(X))).apply(X)
 
@@ -54,7 +59,7 @@ def test_poisson_structure_in_one_dimension() -> None:
     gaps = np.diff(np.sort(X[:, 0]))
     p = -np.expm1(-lifetime * gaps)
     model = MondrianForestRegressor(
-        n_estimators=m, lifetime=lifetime, min_samples_split=2, random_state=1
+        n_estimators=m, lifetime=lifetime, min_samples_split=2, random_state=1, scale_features=False
     ).fit(X, np.zeros(len(X)))
     counts = model.n_leaves_
     expected, var = 1 + p.sum(), (p * (1 - p)).sum()
@@ -91,7 +96,9 @@ def test_online_equals_batch_in_distribution(lifetime: float, mss: int) -> None:
     X = rng.uniform(size=(150, 2)) * [1.0, 2.0]
     y = np.zeros(len(X))
     m = 3000
-    params = dict(n_estimators=m, lifetime=lifetime, min_samples_split=mss, n_jobs=2)
+    params = dict(
+        n_estimators=m, lifetime=lifetime, min_samples_split=mss, n_jobs=2, scale_features=False
+    )
     batch = MondrianForestRegressor(random_state=3, **params).fit(X, y)
     online = MondrianForestRegressor(random_state=4, **params)
     for chunk in np.array_split(np.arange(len(X)), 10):

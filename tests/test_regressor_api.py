@@ -75,26 +75,26 @@ def test_corrupt_state_is_a_value_error(friedman) -> None:  # type: ignore[no-un
 
 def test_learns_friedman(friedman) -> None:  # type: ignore[no-untyped-def]
     """Held-out R² on Friedman #1 far above a constant's (≤ 0), and near that of extremely
-    randomized trees with one random feature per split, the closest label-blind peer (0.59)."""
+    randomized trees with one random feature per split, the closest label-blind peer (0.59
+    with 20 trees; the Mondrian forest reaches 0.54 with 100)."""
     X, y = friedman
-    model = MondrianForestRegressor(n_estimators=20, random_state=0).fit(X[:1500], y[:1500])
+    model = MondrianForestRegressor(n_estimators=100, random_state=0).fit(X[:1500], y[:1500])
     assert model.score(X[1500:], y[1500:]) > 0.5
 
 
-def test_online_predictions_match_leaf_means() -> None:
-    """Each tree's prediction is the smoothed mean of its leaf's targets, also after updates."""
-    rng = np.random.default_rng(0)
-    X = rng.uniform(size=(300, 2))
+def test_scaling_is_the_unit_box_map() -> None:
+    """scale_features=True equals scale_features=False on min-max scaled data."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3)) * [1.0, 50.0, 0.01] + [0.0, 7.0, -3.0]
     y = rng.normal(size=300)
-    model = MondrianForestRegressor(n_estimators=1, random_state=0, min_samples_split=5)
-    model.partial_fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
-    leaves = model.apply(X)[:, 0]
-    k = min(2 * len(y), 500)
-    kappa = (k + 2) / (2 * k * k)
-    for leaf in np.unique(leaves)[:20]:
-        members = y[leaves == leaf]
-        expected = (members.sum() + kappa * y.mean()) / (len(members) + kappa)
-        np.testing.assert_allclose(model.predict(X[leaves == leaf][:1]), expected, rtol=1e-12)
+    scaled = MondrianForestRegressor(n_estimators=3, random_state=0).fit(X, y)
+    unit = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    raw = MondrianForestRegressor(n_estimators=3, random_state=0, scale_features=False)
+    raw.fit(unit, y)
+    X_new = X * 1.5  # partly outside the training range
+    unit_new = (X_new - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    np.testing.assert_array_equal(scaled.apply(X_new), raw.apply(unit_new))
+    np.testing.assert_allclose(scaled.predict(X_new), raw.predict(unit_new), rtol=1e-12)
 
 
 def test_tree_arrays_describe_the_partition(friedman) -> None:  # type: ignore[no-untyped-def]
@@ -146,7 +146,11 @@ def test_constant_features_and_duplicates() -> None:
     y = X[:, 1] * 2.0
     model = MondrianForestRegressor(n_estimators=4, min_samples_split=2, random_state=0).fit(X, y)
     np.testing.assert_array_equal(model.n_leaves_, 5)
-    np.testing.assert_allclose(model.predict(X), y, atol=1e-2)
+    np.testing.assert_allclose(model.predict(X), y, atol=0.05)
+    constant = MondrianForestRegressor(n_estimators=2, random_state=0).fit(X, np.full(100, 3.0))
+    mean, std = constant.predict(X[:5] + 10.0, return_std=True)
+    np.testing.assert_allclose(mean, 3.0)
+    assert np.all(np.isfinite(std)) and np.all(std < 1e-3)
 
 
 BAD_X = [
@@ -188,6 +192,9 @@ def test_bad_targets_and_feature_counts(friedman) -> None:  # type: ignore[no-un
         ({"lifetime": -1.0}, "lifetime"),
         ({"lifetime": np.nan}, "lifetime"),
         ({"n_jobs": 0}, "n_jobs"),
+        ({"gamma1": 0.0}, "gamma1"),
+        ({"noise_var": np.inf}, "noise_var"),
+        ({"prior_mean": np.nan}, "prior_mean"),
     ],
 )
 def test_bad_parameters(params: dict, message: str) -> None:

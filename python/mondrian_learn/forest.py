@@ -26,9 +26,13 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
     "ExtendMondrianBlock"), so a forest grown online has the same distribution as one fitted
     on all points at once.
 
-    A leaf predicts the mean of its targets smoothed towards the global mean with the scale of
-    the paper's prior (pseudo-count ``(K + 2) / (2 K²)``, ``K = min(2N, 500)``); the forest
-    predicts the mean over trees.
+    Predictions follow §3 of the paper: node means have a hierarchical Gaussian prior
+    ``μ_root ~ N(μ_H, φ_root)``, ``μ_j ~ N(μ_parent, φ_j)``,
+    ``φ_j = γ₁ (σ(γ₂ τ_j) − σ(γ₂ τ_parent))``, labels are ``N(μ_leaf, σ_y²)``; the posterior
+    of every node is exact (belief propagation), and a test point may branch off above any
+    node on its path with probability ``1 − exp(−Δτ_j η_j(x))``, ``η_j(x)`` the linear
+    dimension by which it lies outside node j's box. The predictive is the resulting mixture
+    of Gaussians, averaged over trees: its standard deviation grows away from the data.
 
     Parameters
     ----------
@@ -46,11 +50,23 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         Threads for fitting and prediction (None: 1, -1: all cores).
     verbose : int, default=0
         Show fit progress (tqdm when installed, else lines on stderr).
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its range in the first fit, as the paper does; ``lifetime``,
+        ``gamma2`` and the node boxes are then in those units (``data_min_``, ``data_scale_``).
+        Points outside the training range are fine. False keeps raw coordinates.
+    prior_mean, gamma1, gamma2, noise_var : float or None, default=None
+        Fix μ_H, γ₁, γ₂ or σ_y² instead of the paper's heuristic, recomputed from all targets
+        seen so far: μ_H = mean(y), v = var(y), K = min(2N, 500), σ_y² = v/K,
+        γ₁ = 2vK/(K + 2), γ₂ = D / (2 log₂ N) (the authors' code's divisor; the paper's text
+        says 20, which measured worse: see benches/RESULTS.md).
 
     Attributes
     ----------
     forest_ : mondrian_learn._core.ForestRegressor
         The fitted Rust forest (node arrays via :meth:`tree_arrays`).
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box, ``(X − data_min_) / data_scale_`` (identity when
+        ``scale_features=False``).
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -74,6 +90,11 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
         verbose: int = 0,
+        scale_features: bool = True,
+        prior_mean: float | None = None,
+        gamma1: float | None = None,
+        gamma2: float | None = None,
+        noise_var: float | None = None,
     ) -> None:
         self.n_estimators = n_estimators
         self.lifetime = lifetime
@@ -81,6 +102,11 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.scale_features = scale_features
+        self.prior_mean = prior_mean
+        self.gamma1 = gamma1
+        self.gamma2 = gamma2
+        self.noise_var = noise_var
 
     def _check_params(self) -> None:
         if (
@@ -99,13 +125,32 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             )
         if not isinstance(self.lifetime, numbers.Real) or not self.lifetime >= 0:
             raise ValueError(f"lifetime must be a number >= 0 or np.inf, got {self.lifetime!r}")
+        if self.prior_mean is not None and not np.isfinite(self.prior_mean):
+            raise ValueError(f"prior_mean must be finite or None, got {self.prior_mean!r}")
+        for name in ("gamma1", "gamma2", "noise_var"):
+            value = getattr(self, name)
+            if value is not None and not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0 or None, got {value!r}")
+
+    def _to_unit_box(self, X: np.ndarray) -> np.ndarray:
+        """The core's input: ``X`` in the scaled coordinates, C-ordered float64."""
+        if not self.scale_features:
+            return as_core_array(X)
+        return as_core_array((X - self.data_min_) / self.data_scale_)
 
     def _new_forest(self, n_features: int) -> Any:
+        def optional(value: float | None) -> float | None:
+            return None if value is None else float(value)
+
         return _core.ForestRegressor(
             n_features,
             float(self.lifetime),
             int(self.min_samples_split),
             draw_seed(self.random_state),
+            optional(self.prior_mean),
+            optional(self.gamma1),
+            optional(self.gamma2),
+            optional(self.noise_var),
         )
 
     def fit(self, X: Any, y: Any) -> MondrianForestRegressor:
@@ -125,13 +170,20 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         self._check_params()
         n_jobs = resolve_n_jobs(self.n_jobs)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        if self.scale_features:
+            self.data_min_ = X.min(axis=0)
+            extent = X.max(axis=0) - self.data_min_
+            self.data_scale_ = np.where(extent > 0, extent, 1.0)
+        else:
+            self.data_min_ = np.zeros(X.shape[1])
+            self.data_scale_ = np.ones(X.shape[1])
         forest = self._new_forest(X.shape[1])
         update, close = progress_callback(self.n_estimators, "trees", self.verbose)
         # Slices of 4 trees per thread show progress without starving the pool.
         slice_size = self.n_estimators if not self.verbose else 4 * n_jobs
         try:
             forest.fit(
-                as_core_array(X),
+                self._to_unit_box(X),
                 as_core_array(y),
                 self.n_estimators,
                 n_jobs,
@@ -164,23 +216,67 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             # Inputs already in the core's layout skip scikit-learn's checks, which cost far
             # more than a small update; the core itself rejects NaN/inf with a ValueError.
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
-        self.forest_.partial_fit(as_core_array(X), as_core_array(y), resolve_n_jobs(self.n_jobs))
+        self.forest_.partial_fit(
+            self._to_unit_box(X), as_core_array(y), resolve_n_jobs(self.n_jobs)
+        )
         return self
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Mean over trees of the leaf predictions.
+    def predict(self, X: Any, return_std: bool = False) -> Any:
+        """Mean (and standard deviation) of the forest's predictive mixture (eq. 4–5).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the predictive standard deviation (label noise included).
 
         Returns
         -------
-        y : ndarray of shape (n_samples,)
+        mean : ndarray of shape (n_samples,)
+        std : ndarray of shape (n_samples,)
+            Only when ``return_std`` is True.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.forest_.predict(as_core_array(X), resolve_n_jobs(self.n_jobs))
+        mean, var = self.forest_.predict(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
+        return (mean, np.sqrt(var)) if return_std else mean
+
+    def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
+        """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
+
+        The negative mean is the NLPD reported in the paper.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
+        return self.forest_.log_density(
+            self._to_unit_box(X), as_core_array(y), resolve_n_jobs(self.n_jobs)
+        )
+
+    @property
+    def prior_(self) -> dict[str, float]:
+        """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``, ``noise_var``."""
+        check_is_fitted(self)
+        return dict(self.forest_.prior())
+
+    def node_posterior(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and variance of every node mean of tree ``index``.
+
+        Returns
+        -------
+        mean, var : ndarray of shape (n_nodes,)
+            In the node order of :meth:`tree_arrays`.
+        """
+        check_is_fitted(self)
+        return self.forest_.node_posterior(index)
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf id of every point in every tree.
@@ -196,7 +292,8 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.forest_.apply(as_core_array(X), resolve_n_jobs(self.n_jobs)).astype(np.intp)
+        leaves = self.forest_.apply(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
+        return leaves.astype(np.intp)
 
     @property
     def n_leaves_(self) -> np.ndarray:

@@ -4,6 +4,8 @@
 //! parallel on a local pool, and every reduction over trees runs in tree order, so results do
 //! not depend on the number of threads.
 
+pub mod posterior;
+pub mod predict;
 pub mod regression;
 
 use crate::error::{Error, Result};
@@ -125,7 +127,7 @@ impl MondrianForest {
         let x = x.as_standard_layout();
         let flat = x.as_slice().unwrap_or(&[]);
         let mut out = vec![0u32; x.nrows() * m];
-        for_each_row_block(pool, &mut out, m, flat, d, |out, rows| {
+        for_each_row_block(pool, &mut out, m, flat, d, |_, out, rows| {
             for (out_row, row) in out.chunks_exact_mut(m).zip(rows.chunks_exact(d)) {
                 for (o, tree) in out_row.iter_mut().zip(&self.trees) {
                     *o = tree.leaf_of(row);

@@ -204,3 +204,29 @@ fn bad_input_is_an_error() {
         )
         .is_err());
 }
+
+/// The branch-off mixture of every tree is a probability distribution: weights sum to 1 for
+/// points inside, near and far from the data, with finite and infinite lifetimes.
+#[test]
+fn predictive_weights_sum_to_one() {
+    use super::posterior::{tree_posterior, GaussianPrior};
+    use super::predict::tree_components;
+    let x = uniform_points(300, 3, 21);
+    let prior = GaussianPrior::new(0.5, 2.0, 0.3, 0.01).expect("valid");
+    for lifetime in [f64::INFINITY, 3.0, 0.0] {
+        let f = forest_on(&x, lifetime, 5, 4, 9);
+        let probes = uniform_points(50, 3, 22).mapv(|v| 3.0 * v - 1.0);
+        for tree in &f.trees {
+            let sums = vec![1.0; tree.n_nodes()];
+            let post = tree_posterior(tree, &sums, &prior);
+            for row in probes.rows().into_iter().chain(x.rows()) {
+                let mut comps = Vec::new();
+                let point: Vec<f64> = row.to_vec();
+                tree_components(tree, &post, &prior, lifetime, &point, &mut comps);
+                let total: f64 = comps.iter().map(|c| c.weight).sum();
+                assert!((total - 1.0).abs() < 1e-12, "weights sum to {total}");
+                assert!(comps.iter().all(|c| c.var > 0.0 && c.mean.is_finite()));
+            }
+        }
+    }
+}

@@ -20,17 +20,31 @@ pub struct ForestRegressor {
 
 #[pymethods]
 impl ForestRegressor {
+    /// `prior_mean`, `gamma1`, `gamma2`, `noise_var`: fixed hyper-parameters (None: heuristic).
     #[new]
+    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_var=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         n_features: usize,
         lifetime: f64,
         min_samples_split: usize,
         seed: u64,
+        prior_mean: Option<f64>,
+        gamma1: Option<f64>,
+        gamma2: Option<f64>,
+        noise_var: Option<f64>,
     ) -> PyResult<Self> {
         let params = TreeParams::new(lifetime, min_samples_split).map_err(to_py_err)?;
         let forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
+        let mut inner = regression::ForestRegressor::new(forest);
+        inner.overrides = regression::PriorOverrides {
+            mean: prior_mean,
+            gamma1,
+            gamma2,
+            noise_var,
+        };
         Ok(Self {
-            inner: regression::ForestRegressor::new(forest),
+            inner,
             pools: PoolCache::default(),
         })
     }
@@ -76,17 +90,59 @@ impl ForestRegressor {
             .run(py, n_jobs, |pool| inner.partial_fit(&x, &y, pool))
     }
 
-    /// Mean of the trees' leaf predictions.
+    /// Predictive mean and variance of the branch-off mixture at each row.
+    #[allow(clippy::type_complexity)]
     fn predict<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         n_jobs: usize,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
         let x = x.as_array();
         let inner = &self.inner;
-        let out = self.pools.run(py, n_jobs, |pool| inner.predict(&x, pool))?;
+        let (mean, var) = self.pools.run(py, n_jobs, |pool| inner.predict(&x, pool))?;
+        Ok((mean.into_pyarray(py), var.into_pyarray(py)))
+    }
+
+    /// log p(y_i | x_i) under the predictive mixture.
+    fn log_density<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        y: PyReadonlyArray1<'py, f64>,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let (x, y) = (x.as_array(), y.as_array());
+        let inner = &self.inner;
+        let out = self
+            .pools
+            .run(py, n_jobs, |pool| inner.log_density(&x, &y, pool))?;
         Ok(out.into_pyarray(py))
+    }
+
+    /// The prior in use: `mean`, `gamma1`, `gamma2`, `noise_var`.
+    fn prior<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = self.inner.prior().map_err(to_py_err)?;
+        let out = PyDict::new(py);
+        out.set_item("mean", p.mean)?;
+        out.set_item("gamma1", p.gamma1)?;
+        out.set_item("gamma2", p.gamma2)?;
+        out.set_item("noise_var", p.noise_var)?;
+        Ok(out)
+    }
+
+    /// Posterior mean and variance of every node mean of tree `index` (node order as in
+    /// `tree_arrays`).
+    #[allow(clippy::type_complexity)]
+    fn node_posterior<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+        let post = self.inner.posterior(index).map_err(to_py_err)?;
+        let mean: Vec<f64> = post.posterior.iter().map(|g| g.mean).collect();
+        let var: Vec<f64> = post.posterior.iter().map(|g| g.var).collect();
+        Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
     /// Leaf id of every point in every tree (N × M).

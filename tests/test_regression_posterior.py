@@ -1,0 +1,102 @@
+"""The hierarchical Gaussian posterior and branch-off predictive (AISTATS 2016, §3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from mondrian_learn import MondrianForestRegressor
+
+
+def _dense_posterior(model: MondrianForestRegressor, index: int, X: np.ndarray, y: np.ndarray):
+    """Posterior of all node means of one tree by a dense Gaussian solve.
+
+    Prior covariance: Cov(μ_j, μ_k) = Σ φ_a over the common ancestors a of j and k (each node
+    its own ancestor); labels y_i = μ_leaf(i) + N(0, σ_y²).
+    """
+    t = model.tree_arrays(index)
+    prior = model.prior_
+    n = len(t["parent"])
+    tau_parent = np.array([0.0 if p < 0 else t["tau"][p] for p in t["parent"]])
+    warp = lambda tau: np.where(np.isinf(tau), 1.0, expit(prior["gamma2"] * tau))  # noqa: E731
+    phi = prior["gamma1"] * (warp(t["tau"]) - warp(tau_parent))
+    ancestors = np.zeros((n, n))  # ancestors[j, a] = 1 if a is j or above it
+    for j in range(n):
+        a = j
+        while a >= 0:
+            ancestors[j, a] = 1.0
+            a = t["parent"][a]
+    cov = (ancestors * phi) @ ancestors.T
+    leaves = model.apply(X)[:, index]
+    H = np.zeros((len(y), n))
+    H[np.arange(len(y)), leaves] = 1.0
+    precision = np.linalg.inv(cov) + H.T @ H / prior["noise_var"]
+    post_cov = np.linalg.inv(precision)
+    post_mean = post_cov @ (
+        np.linalg.solve(cov, np.full(n, prior["mean"])) + H.T @ y / prior["noise_var"]
+    )
+    return post_mean, np.diag(post_cov)
+
+
+@pytest.mark.parametrize("lifetime", [np.inf, 3.0])
+def test_belief_propagation_equals_dense_solve(lifetime: float) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(60, 2))
+    y = np.sin(4 * X[:, 0]) + rng.normal(scale=0.3, size=60)
+    model = MondrianForestRegressor(
+        n_estimators=3, lifetime=lifetime, min_samples_split=8, random_state=1
+    )
+    model.partial_fit(X[:30], y[:30]).partial_fit(X[30:], y[30:])  # posterior after an update
+    for index in range(3):
+        mean, var = model.node_posterior(index)
+        dense_mean, dense_var = _dense_posterior(model, index, X, y)
+        np.testing.assert_allclose(mean, dense_mean, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(var, dense_var, rtol=1e-8)
+
+
+def test_affine_equivariance() -> None:
+    """y → a·y + b gives mean → a·mean + b and std → |a|·std (the prior scales with y)."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(400, 3))
+    y = X[:, 0] ** 2 + rng.normal(scale=0.1, size=400)
+    X_test = rng.uniform(-0.5, 1.5, size=(50, 3))
+    base = MondrianForestRegressor(random_state=0).fit(X, y)
+    moved = MondrianForestRegressor(random_state=0).fit(X, -3.0 * y + 7.0)
+    m0, s0 = base.predict(X_test, return_std=True)
+    m1, s1 = moved.predict(X_test, return_std=True)
+    np.testing.assert_allclose(m1, -3.0 * m0 + 7.0, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s1, 3.0 * s0, rtol=1e-9)
+
+
+def test_log_density_matches_the_mixture_moments_for_one_gaussian() -> None:
+    """Inside every leaf box of a one-tree forest the predictive is a single Gaussian."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(200, 2))
+    y = X[:, 0] + rng.normal(scale=0.1, size=200)
+    model = MondrianForestRegressor(n_estimators=1, random_state=0).fit(X, y)
+    mean, std = model.predict(X, return_std=True)
+    logp = model.log_predictive_density(X, y)
+    expected = -0.5 * np.log(2 * np.pi * std**2) - 0.5 * ((y - mean) / std) ** 2
+    np.testing.assert_allclose(logp, expected, rtol=1e-10)
+
+
+def test_uncertainty_grows_away_from_the_data() -> None:
+    """Fig. 2 of the paper: the predictive std far from the training region is several times
+    its value inside it, and grows on average with the distance."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 1, size=(2000, 2))
+    y = np.sin(3 * X[:, 0]) * np.cos(3 * X[:, 1]) + rng.normal(scale=0.05, size=2000)
+    model = MondrianForestRegressor(n_estimators=20, random_state=0).fit(X, y)
+    _, inside = model.predict(rng.uniform(0.2, 0.8, size=(500, 2)), return_std=True)
+    stds = []
+    for distance in [0.01, 0.1, 0.5, 2.0]:
+        far = np.column_stack([np.full(200, 1.0 + distance), rng.uniform(0, 1, size=200)])
+        stds.append(model.predict(far, return_std=True)[1].mean())
+    assert stds[-1] > 4 * inside.mean()
+    assert stds[1] > 1.5 * stds[0]
+    # Non-decreasing up to the Monte Carlo noise of the averages (the curve plateaus at the
+    # prior's standard deviation).
+    assert np.all(np.diff(stds) > -0.01 * stds[-1])
+    # Far away the predictive reverts to the prior: std → sqrt(γ₁/2 + σ_y²) ≈ std(y).
+    assert abs(stds[-1] / y.std() - 1) < 0.05
