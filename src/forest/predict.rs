@@ -38,27 +38,56 @@ fn truncated_exponential_mean(rate: f64, c: f64) -> f64 {
     1.0 / rate - c / x.exp_m1()
 }
 
+/// Reusable buffers for [`tree_components`].
+#[derive(Debug, Default)]
+pub struct PathScratch {
+    path: Vec<u32>,
+    eta: Vec<f64>,
+}
+
 /// Appends the components of `tree`'s predictive at `x` to `out`; their weights sum to 1.
+///
+/// The walk first routes x to its leaf using only the packed cuts, then computes η for every
+/// node on the path in a separate loop whose box loads are independent of each other (so the
+/// processor overlaps their cache misses), and only then forms the mixture.
 pub fn tree_components(
     tree: &MondrianTree,
     post: &TreePosterior,
     prior: &GaussianPrior,
     lifetime: f64,
     x: &[f64],
+    scratch: &mut PathScratch,
     out: &mut Vec<Component>,
 ) {
-    let mut keep = 1.0;
+    let PathScratch { path, eta } = scratch;
+    path.clear();
     let mut node = tree.root;
     loop {
-        let j = node as usize;
-        let (lower, upper) = (tree.lower(node), tree.upper(node));
-        let eta: f64 = x
-            .iter()
+        path.push(node);
+        let cut = &tree.cuts[node as usize];
+        if cut.dim == NONE {
+            break;
+        }
+        node = if x[cut.dim as usize] <= cut.threshold {
+            cut.left
+        } else {
+            cut.right
+        };
+    }
+    eta.clear();
+    eta.extend(path.iter().map(|&j| {
+        let (lower, upper) = (tree.lower(j), tree.upper(j));
+        x.iter()
             .zip(lower.iter().zip(upper))
             .map(|(&v, (&l, &u))| (l - v).max(0.0) + (v - u).max(0.0))
-            .sum();
-        let t_parent = tree.tau_parent(node);
-        let cost = tree.tau[j] - t_parent;
+            .sum::<f64>()
+    }));
+    let mut keep = 1.0;
+    let mut t_parent = 0.0;
+    for (&node, &eta) in path.iter().zip(eta.iter()) {
+        let j = node as usize;
+        let tau = tree.tau[j];
+        let cost = tau - t_parent;
         if eta > 0.0 && cost > 0.0 {
             let p_sep = if cost.is_infinite() {
                 1.0
@@ -67,7 +96,7 @@ pub fn tree_components(
             };
             let t_split = t_parent + truncated_exponential_mean(eta, cost);
             let above = post.cavity[j].widen(prior.increment(t_parent, t_split));
-            let below = post.from_below[j].widen(prior.increment(t_split, tree.tau[j]));
+            let below = post.from_below[j].widen(prior.increment(t_split, tau));
             let Gaussian { mean, var } = above.times(below);
             let leaf_increment = prior.increment(t_split, lifetime);
             out.push(Component {
@@ -77,23 +106,16 @@ pub fn tree_components(
             });
             keep *= 1.0 - p_sep;
         }
-        let cut = &tree.cuts[j];
-        if cut.dim == NONE {
-            if keep > 0.0 {
-                let Gaussian { mean, var } = post.posterior[j];
-                out.push(Component {
-                    weight: keep,
-                    mean,
-                    var: var + prior.noise_var,
-                });
-            }
-            return;
-        }
-        node = if x[cut.dim as usize] <= cut.threshold {
-            cut.left
-        } else {
-            cut.right
-        };
+        t_parent = tau;
+    }
+    let leaf = *path.last().unwrap_or(&tree.root) as usize;
+    if keep > 0.0 {
+        let Gaussian { mean, var } = post.posterior[leaf];
+        out.push(Component {
+            weight: keep,
+            mean,
+            var: var + prior.noise_var,
+        });
     }
 }
 

@@ -11,7 +11,9 @@
 //! again, then the posterior of every tree is recomputed exactly (linear in its nodes).
 
 use super::posterior::{tree_posterior, GaussianPrior, TreePosterior};
-use super::predict::{mixture_log_density, mixture_moments, tree_components, Component};
+use super::predict::{
+    mixture_log_density, mixture_moments, tree_components, Component, PathScratch,
+};
 use super::MondrianForest;
 use crate::error::{Error, Result};
 use crate::parallel::{for_each_row_block, is_small};
@@ -156,10 +158,11 @@ impl ForestRegressor {
         let lifetime = self.forest.params.lifetime;
         for_each_row_block(pool, out, 1, flat, d, |first, out, rows| {
             let mut comps = Vec::new();
+            let mut scratch = PathScratch::default();
             for (k, (o, row)) in out.iter_mut().zip(rows.chunks_exact(d)).enumerate() {
                 comps.clear();
                 for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
-                    tree_components(tree, post, prior, lifetime, row, &mut comps);
+                    tree_components(tree, post, prior, lifetime, row, &mut scratch, &mut comps);
                 }
                 *o = reduce(&comps, m, first + k);
             }

@@ -210,7 +210,7 @@ fn bad_input_is_an_error() {
 #[test]
 fn predictive_weights_sum_to_one() {
     use super::posterior::{tree_posterior, GaussianPrior};
-    use super::predict::tree_components;
+    use super::predict::{tree_components, PathScratch};
     let x = uniform_points(300, 3, 21);
     let prior = GaussianPrior::new(0.5, 2.0, 0.3, 0.01).expect("valid");
     for lifetime in [f64::INFINITY, 3.0, 0.0] {
@@ -222,7 +222,15 @@ fn predictive_weights_sum_to_one() {
             for row in probes.rows().into_iter().chain(x.rows()) {
                 let mut comps = Vec::new();
                 let point: Vec<f64> = row.to_vec();
-                tree_components(tree, &post, &prior, lifetime, &point, &mut comps);
+                tree_components(
+                    tree,
+                    &post,
+                    &prior,
+                    lifetime,
+                    &point,
+                    &mut PathScratch::default(),
+                    &mut comps,
+                );
                 let total: f64 = comps.iter().map(|c| c.weight).sum();
                 assert!((total - 1.0).abs() < 1e-12, "weights sum to {total}");
                 assert!(comps.iter().all(|c| c.var > 0.0 && c.mean.is_finite()));

@@ -73,6 +73,19 @@ impl MondrianTree {
         }
     }
 
+    /// Reserves room for `additional` more nodes, so that growing a large tree does not
+    /// re-allocate (and copy, and page in twice) its arrays again and again.
+    pub(crate) fn reserve_nodes(&mut self, additional: usize) {
+        self.parent.reserve(additional);
+        self.cuts.reserve(additional);
+        self.tau.reserve(additional);
+        self.lower.reserve(additional * self.n_features);
+        self.upper.reserve(additional * self.n_features);
+        self.n_samples.reserve(additional);
+        self.samples.start.reserve(additional);
+        self.samples.cap.reserve(additional);
+    }
+
     /// Appends a blank leaf and returns its id.
     pub(crate) fn push_node(&mut self, parent: u32) -> u32 {
         let id = self.parent.len() as u32;

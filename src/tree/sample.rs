@@ -167,6 +167,8 @@ pub fn sample_tree(
     let mut tree = MondrianTree::empty(n_features, rng);
     let n_rows = x.len().checked_div(n_features).unwrap_or(0);
     if n_rows > 0 {
+        // About 2N/mss leaves when λ = ∞ (fewer with a finite lifetime); twice that many nodes.
+        tree.reserve_nodes(4 * n_rows / params.min_samples_split.max(2) + 16);
         tree.samples.data.extend(0..n_rows as u32);
         grow(&mut tree, x, 0, n_rows, 0.0, Link::Root, params, scratch);
     }
