@@ -119,29 +119,78 @@ pub fn tree_components(
     }
 }
 
-/// Mean and variance of an equal-weight mixture over trees of the components in `comps`,
-/// where `comps` holds every tree's components (their weights sum to `n_trees`).
-pub fn mixture_moments(comps: &[Component], n_trees: usize) -> (f64, f64) {
-    let m = n_trees as f64;
-    let mean: f64 = comps.iter().map(|c| c.weight * c.mean).sum::<f64>() / m;
-    let second: f64 = comps
-        .iter()
-        .map(|c| c.weight * (c.var + (c.mean - mean).powi(2)))
-        .sum::<f64>()
-        / m;
-    (mean, second)
+/// Running mean and variance of an equal-weight mixture over trees, fed one component at a
+/// time. Moments are taken about `reference` (the prior mean) so that the variance does not
+/// cancel when the mean is large against the spread.
+#[derive(Debug, Clone, Copy)]
+pub struct MomentsFold {
+    reference: f64,
+    weighted_offset: f64,
+    weighted_second: f64,
 }
 
-/// log p(y) under the same mixture, by log-sum-exp.
-pub fn mixture_log_density(comps: &[Component], n_trees: usize, y: f64) -> f64 {
-    let logs: Vec<f64> = comps
-        .iter()
-        .filter(|c| c.weight > 0.0)
-        .map(|c| {
-            c.weight.ln()
-                - 0.5 * ((2.0 * std::f64::consts::PI * c.var).ln() + (y - c.mean).powi(2) / c.var)
-        })
-        .collect();
-    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    top + logs.iter().map(|l| (l - top).exp()).sum::<f64>().ln() - (n_trees as f64).ln()
+impl MomentsFold {
+    pub fn new(reference: f64) -> Self {
+        Self {
+            reference,
+            weighted_offset: 0.0,
+            weighted_second: 0.0,
+        }
+    }
+
+    #[inline]
+    pub fn add(&mut self, c: &Component) {
+        let offset = c.mean - self.reference;
+        self.weighted_offset += c.weight * offset;
+        self.weighted_second += c.weight * (c.var + offset * offset);
+    }
+
+    /// (mean, variance) once all `n_trees` trees' components (weights summing to 1 per
+    /// tree) have been added.
+    pub fn finish(self, n_trees: usize) -> (f64, f64) {
+        let m = n_trees as f64;
+        let offset = self.weighted_offset / m;
+        (
+            self.reference + offset,
+            (self.weighted_second / m - offset * offset).max(0.0),
+        )
+    }
+}
+
+/// Running log of Σ_components weight · N(y; mean, var), by streaming log-sum-exp.
+#[derive(Debug, Clone, Copy)]
+pub struct LogDensityFold {
+    max: f64,
+    scaled_sum: f64,
+}
+
+impl Default for LogDensityFold {
+    fn default() -> Self {
+        Self {
+            max: f64::NEG_INFINITY,
+            scaled_sum: 0.0,
+        }
+    }
+}
+
+impl LogDensityFold {
+    #[inline]
+    pub fn add(&mut self, c: &Component, y: f64) {
+        if c.weight <= 0.0 {
+            return;
+        }
+        let log = c.weight.ln()
+            - 0.5 * ((2.0 * std::f64::consts::PI * c.var).ln() + (y - c.mean).powi(2) / c.var);
+        if log > self.max {
+            self.scaled_sum = self.scaled_sum * (self.max - log).exp() + 1.0;
+            self.max = log;
+        } else {
+            self.scaled_sum += (log - self.max).exp();
+        }
+    }
+
+    /// log p(y) under the equal-weight mixture of `n_trees` trees.
+    pub fn finish(self, n_trees: usize) -> f64 {
+        self.max + self.scaled_sum.ln() - (n_trees as f64).ln()
+    }
 }

@@ -11,9 +11,7 @@
 //! again, then the posterior of every tree is recomputed exactly (linear in its nodes).
 
 use super::posterior::{tree_posterior, GaussianPrior, TreePosterior};
-use super::predict::{
-    mixture_log_density, mixture_moments, tree_components, Component, PathScratch,
-};
+use super::predict::{tree_components, Component, LogDensityFold, MomentsFold, PathScratch};
 use super::MondrianForest;
 use crate::error::{Error, Result};
 use crate::parallel::{for_each_row_block, is_small};
@@ -115,7 +113,15 @@ impl ForestRegressor {
         pool: &ThreadPool,
     ) -> Result<(Array1<f64>, Array1<f64>)> {
         let mut out = vec![(0.0, 0.0); x.nrows()];
-        self.for_each_mixture(x, pool, &mut out, |comps, m, _| mixture_moments(comps, m))?;
+        let reference = self.prior()?.mean;
+        self.for_each_mixture(
+            x,
+            pool,
+            &mut out,
+            MomentsFold::new(reference),
+            |acc, c, _| acc.add(c),
+            |acc, m| acc.finish(m),
+        )?;
         let (mean, var): (Vec<f64>, Vec<f64>) = out.into_iter().unzip();
         Ok((Array1::from(mean), Array1::from(var)))
     }
@@ -131,26 +137,35 @@ impl ForestRegressor {
         let y = y.as_standard_layout();
         let targets = y.as_slice().unwrap_or(&[]);
         let mut out = vec![0.0; x.nrows()];
-        self.for_each_mixture(x, pool, &mut out, |comps, m, i| {
-            mixture_log_density(comps, m, targets[i])
-        })?;
+        self.for_each_mixture(
+            x,
+            pool,
+            &mut out,
+            LogDensityFold::default(),
+            |acc, c, i| acc.add(c, targets[i]),
+            |acc, m| acc.finish(m),
+        )?;
         Ok(Array1::from(out))
     }
 
-    /// Builds every tree's components at each row `i` of `x` and stores `reduce(comps, M, i)`.
-    fn for_each_mixture<T: Send>(
+    /// Folds every tree's components at each row `i` of `x` into an accumulator (`fold(acc,
+    /// component, i)`, starting from `init`) and stores `finish(acc, M)`.
+    ///
+    /// Within a block of rows the loop runs tree by tree, so one tree's nodes stay in cache
+    /// while all the block's points walk it; each row still sees trees and components in the
+    /// same order, so results do not depend on the number of threads.
+    fn for_each_mixture<A: Clone + Send + Sync, T: Send>(
         &self,
         x: &ArrayView2<f64>,
         pool: &ThreadPool,
         out: &mut [T],
-        reduce: impl Fn(&[Component], usize, usize) -> T + Sync,
+        init: A,
+        fold: impl Fn(&mut A, &Component, usize) + Sync,
+        finish: impl Fn(A, usize) -> T + Sync,
     ) -> Result<()> {
         self.forest.check_points(x)?;
         self.forest.check_fitted()?;
-        let prior = self
-            .prior
-            .as_ref()
-            .ok_or_else(|| Error::InvalidInput("the model has no posterior yet".into()))?;
+        let prior = self.prior()?;
         let x = x.as_standard_layout();
         let d = self.forest.n_features;
         let flat = x.as_slice().unwrap_or(&[]);
@@ -159,12 +174,18 @@ impl ForestRegressor {
         for_each_row_block(pool, out, 1, flat, d, |first, out, rows| {
             let mut comps = Vec::new();
             let mut scratch = PathScratch::default();
-            for (k, (o, row)) in out.iter_mut().zip(rows.chunks_exact(d)).enumerate() {
-                comps.clear();
-                for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
-                    tree_components(tree, post, prior, lifetime, row, &mut scratch, &mut comps);
+            let mut acc = vec![init.clone(); out.len()];
+            for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
+                for (k, (a, row)) in acc.iter_mut().zip(rows.chunks_exact(d)).enumerate() {
+                    comps.clear();
+                    tree_components(tree, post, &prior, lifetime, row, &mut scratch, &mut comps);
+                    for c in &comps {
+                        fold(a, c, first + k);
+                    }
                 }
-                *o = reduce(&comps, m, first + k);
+            }
+            for (o, a) in out.iter_mut().zip(acc) {
+                *o = finish(a, m);
             }
         });
         Ok(())
