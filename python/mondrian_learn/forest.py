@@ -54,11 +54,16 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         Map each feature to [0, 1] by its range in the first fit, as the paper does; ``lifetime``,
         ``gamma2`` and the node boxes are then in those units (``data_min_``, ``data_scale_``).
         Points outside the training range are fine. False keeps raw coordinates.
-    prior_mean, gamma1, gamma2, noise_var : float or None, default=None
-        Fix μ_H, γ₁, γ₂ or σ_y² instead of the paper's heuristic, recomputed from all targets
-        seen so far: μ_H = mean(y), v = var(y), K = min(2N, 500), σ_y² = v/K,
-        γ₁ = 2vK/(K + 2), γ₂ = D / (2 log₂ N) (the authors' code's divisor; the paper's text
-        says 20, which measured worse: see benches/RESULTS.md).
+    prior_mean, gamma1, gamma2 : float or None, default=None
+        Fix μ_H, γ₁ or γ₂ instead of the paper's heuristic, recomputed from all targets
+        seen so far: μ_H = mean(y), v = var(y), K = min(2N, 500), γ₁ = 2vK/(K + 2),
+        γ₂ = D / (2 log₂ N) (the authors' code's divisor; the paper's text says 20, which
+        measured worse: see benches/RESULTS.md).
+    noise_var : float, "heuristic", "within_leaf" or None, default=None
+        Label noise σ_y²: a fixed value; the paper's heuristic v/K ("heuristic" or None); or
+        "within_leaf", the variance of the targets around their leaf means pooled over all
+        trees. The heuristic is often far below the real noise (v/500), which makes
+        intervals overconfident; "within_leaf" estimates it from the data.
 
     Attributes
     ----------
@@ -94,7 +99,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         prior_mean: float | None = None,
         gamma1: float | None = None,
         gamma2: float | None = None,
-        noise_var: float | None = None,
+        noise_var: float | str | None = None,
     ) -> None:
         self.n_estimators = n_estimators
         self.lifetime = lifetime
@@ -127,7 +132,15 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"lifetime must be a number >= 0 or np.inf, got {self.lifetime!r}")
         if self.prior_mean is not None and not np.isfinite(self.prior_mean):
             raise ValueError(f"prior_mean must be finite or None, got {self.prior_mean!r}")
-        for name in ("gamma1", "gamma2", "noise_var"):
+        names = ["gamma1", "gamma2"]
+        if not isinstance(self.noise_var, str):
+            names.append("noise_var")
+        elif self.noise_var not in ("heuristic", "within_leaf"):
+            raise ValueError(
+                "noise_var must be a number > 0, 'heuristic', 'within_leaf' or None, "
+                f"got {self.noise_var!r}"
+            )
+        for name in names:
             value = getattr(self, name)
             if value is not None and not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a finite number > 0 or None, got {value!r}")
@@ -153,7 +166,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             optional(self.prior_mean),
             optional(self.gamma1),
             optional(self.gamma2),
-            optional(self.noise_var),
+            self.noise_var if isinstance(self.noise_var, str) else optional(self.noise_var),
         )
 
     def fit(self, X: Any, y: Any) -> MondrianForestRegressor:
@@ -243,6 +256,30 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         mean, var = self.forest_.predict(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
         return (mean, np.sqrt(var)) if return_std else mean
+
+    def predict_interval(self, X: Any, alpha: float = 0.1) -> np.ndarray:
+        """Central ``1 − alpha`` interval of the predictive mixture at each point.
+
+        The bounds are the exact ``alpha/2`` and ``1 − alpha/2`` quantiles of the mixture of
+        Gaussians (Newton–bisection on its CDF), not a Gaussian approximation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        alpha : float, default=0.1
+            Miscoverage level, in (0, 1).
+
+        Returns
+        -------
+        interval : ndarray of shape (n_samples, 2)
+            Lower and upper bounds.
+        """
+        check_is_fitted(self)
+        if not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
+            raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        levels = [alpha / 2, 1 - alpha / 2]
+        return self.forest_.quantiles(self._to_unit_box(X), levels, resolve_n_jobs(self.n_jobs))
 
     def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
         """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).

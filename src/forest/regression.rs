@@ -11,12 +11,14 @@
 //! again, then the posterior of every tree is recomputed exactly (linear in its nodes).
 
 use super::posterior::{tree_posterior, GaussianPrior, TreePosterior};
-use super::predict::{tree_components, Component, LogDensityFold, MomentsFold, PathScratch};
+use super::predict::{
+    mixture_quantile, tree_components, Component, LogDensityFold, MomentsFold, PathScratch,
+};
 use super::MondrianForest;
 use crate::error::{Error, Result};
 use crate::parallel::{for_each_row_block, is_small};
 use crate::tree::MondrianTree;
-use ndarray::{Array1, ArrayView1, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -26,13 +28,32 @@ use serde::{Deserialize, Serialize};
 pub struct ForestRegressor {
     pub forest: MondrianForest,
     y: Vec<f64>,
-    /// `leaf_sum[m][node]`: Σy over the points of leaf `node` of tree `m` (0 for internal nodes).
-    leaf_sum: Vec<Vec<f64>>,
+    /// Per tree, per leaf: Σy and Σ(y − ȳ)² over its points (0 for internal nodes).
+    leaf_stats: Vec<LeafStats>,
     /// Hyper-parameters fixed by the caller (`None`: the heuristic above).
     pub overrides: PriorOverrides,
     /// The prior in use (set after the first fit).
     prior: Option<GaussianPrior>,
     posteriors: Vec<TreePosterior>,
+}
+
+/// Σy and the centred Σ(y − ȳ)² of each leaf of one tree, indexed by node.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LeafStats {
+    pub sum: Vec<f64>,
+    pub centred_squares: Vec<f64>,
+}
+
+/// How σ_y² is chosen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub enum NoiseVar {
+    /// The paper's heuristic v/K, K = min(2N, 500).
+    #[default]
+    Heuristic,
+    /// Pooled within-leaf variance over all trees: Σ_leaves Σ(y − ȳ_leaf)² / Σ_trees (N − L).
+    WithinLeaf,
+    /// A fixed value.
+    Fixed(f64),
 }
 
 /// γ₂ = D / (GAMMA2_DIVISOR · log₂ N): the authors' code's default (the paper's text says 20).
@@ -44,7 +65,7 @@ pub struct PriorOverrides {
     pub mean: Option<f64>,
     pub gamma1: Option<f64>,
     pub gamma2: Option<f64>,
-    pub noise_var: Option<f64>,
+    pub noise_var: NoiseVar,
 }
 
 impl ForestRegressor {
@@ -53,7 +74,7 @@ impl ForestRegressor {
         Self {
             forest,
             y: Vec::new(),
-            leaf_sum: Vec::new(),
+            leaf_stats: Vec::new(),
             overrides: PriorOverrides::default(),
             prior: None,
             posteriors: Vec::new(),
@@ -124,6 +145,44 @@ impl ForestRegressor {
         )?;
         let (mean, var): (Vec<f64>, Vec<f64>) = out.into_iter().unzip();
         Ok((Array1::from(mean), Array1::from(var)))
+    }
+
+    /// Quantiles `levels` (each in (0, 1)) of the predictive mixture at each row: N × L.
+    pub fn quantiles(
+        &self,
+        x: &ArrayView2<f64>,
+        levels: &[f64],
+        pool: &ThreadPool,
+    ) -> Result<Array2<f64>> {
+        if levels.iter().any(|q| !(*q > 0.0 && *q < 1.0)) {
+            return Err(Error::InvalidInput(
+                "quantile levels must lie strictly between 0 and 1".into(),
+            ));
+        }
+        self.forest.check_points(x)?;
+        self.forest.check_fitted()?;
+        let prior = self.prior()?;
+        let x = x.as_standard_layout();
+        let d = self.forest.n_features;
+        let flat = x.as_slice().unwrap_or(&[]);
+        let (m, width) = (self.forest.trees.len(), levels.len());
+        let lifetime = self.forest.params.lifetime;
+        let mut out = vec![0.0; x.nrows() * width];
+        for_each_row_block(pool, &mut out, width, flat, d, |_, out, rows| {
+            let mut comps = Vec::new();
+            let mut scratch = PathScratch::default();
+            for (o, row) in out.chunks_exact_mut(width).zip(rows.chunks_exact(d)) {
+                comps.clear();
+                for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
+                    tree_components(tree, post, &prior, lifetime, row, &mut scratch, &mut comps);
+                }
+                for (o, &q) in o.iter_mut().zip(levels) {
+                    *o = mixture_quantile(&comps, m, q);
+                }
+            }
+        });
+        Array2::from_shape_vec((x.nrows(), width), out)
+            .map_err(|e| Error::InvalidInput(e.to_string()))
     }
 
     /// log p(y_i | x_i) under the forest's predictive mixture, for each row.
@@ -221,7 +280,11 @@ impl ForestRegressor {
             o.mean.unwrap_or(mean),
             o.gamma1.unwrap_or(2.0 * var * k / (k + 2.0)),
             o.gamma2.unwrap_or(d / (GAMMA2_DIVISOR * n.log2().max(1.0))),
-            o.noise_var.unwrap_or(var / k),
+            match o.noise_var {
+                NoiseVar::Heuristic => var / k,
+                NoiseVar::WithinLeaf => self.within_leaf_variance(var),
+                NoiseVar::Fixed(v) => v,
+            },
         )
     }
 
@@ -229,27 +292,49 @@ impl ForestRegressor {
     fn refresh_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
         let prior = self.current_prior()?;
         self.prior = Some(prior);
-        let (trees, sums) = (&self.forest.trees, &self.leaf_sum);
+        let (trees, sums) = (&self.forest.trees, &self.leaf_stats);
         self.posteriors = pool.install(|| {
             trees
                 .par_iter()
                 .zip(sums.par_iter())
-                .map(|(tree, sums)| tree_posterior(tree, sums, &prior))
+                .map(|(tree, stats)| tree_posterior(tree, &stats.sum, &prior))
                 .collect()
         });
         Ok(())
     }
 
-    /// Sums the targets of every leaf whose points changed since the last call.
+    /// Pooled within-leaf variance of the targets over all trees (falls back to `total_var`
+    /// when every leaf holds a single point).
+    fn within_leaf_variance(&self, total_var: f64) -> f64 {
+        let (mut squares, mut dof) = (0.0, 0.0);
+        for (tree, stats) in self.forest.trees.iter().zip(&self.leaf_stats) {
+            squares += stats.centred_squares.iter().sum::<f64>();
+            dof += (self.y.len() - tree.n_leaves()) as f64;
+        }
+        let pooled = if dof > 0.0 { squares / dof } else { total_var };
+        pooled.max(1e-12 * total_var.max(f64::MIN_POSITIVE))
+    }
+
+    /// Recomputes Σy and Σ(y − ȳ)² of every leaf whose points changed since the last call.
     fn refresh_leaf_sums(&mut self, pool: &ThreadPool) {
         let y = &self.y;
-        self.leaf_sum.resize_with(self.forest.trees.len(), Vec::new);
-        let refresh = |(tree, sums): (&mut MondrianTree, &mut Vec<f64>)| {
-            sums.resize(tree.n_nodes(), 0.0);
+        self.leaf_stats
+            .resize_with(self.forest.trees.len(), LeafStats::default);
+        let refresh = |(tree, stats): (&mut MondrianTree, &mut LeafStats)| {
+            stats.sum.resize(tree.n_nodes(), 0.0);
+            stats.centred_squares.resize(tree.n_nodes(), 0.0);
             for j in std::mem::take(&mut tree.touched) {
+                let ju = j as usize;
                 if tree.is_leaf(j) {
-                    let n = tree.n_samples[j as usize] as usize;
-                    sums[j as usize] = tree.samples.of(j, n).iter().map(|&i| y[i as usize]).sum();
+                    let points = tree.samples.of(j, tree.n_samples[ju] as usize);
+                    let sum: f64 = points.iter().map(|&i| y[i as usize]).sum();
+                    let mean = sum / points.len().max(1) as f64;
+                    stats.sum[ju] = sum;
+                    stats.centred_squares[ju] =
+                        points.iter().map(|&i| (y[i as usize] - mean).powi(2)).sum();
+                } else {
+                    stats.sum[ju] = 0.0;
+                    stats.centred_squares[ju] = 0.0;
                 }
             }
         };
@@ -257,13 +342,13 @@ impl ForestRegressor {
         if trees.iter().all(|t| is_small(t.touched.len())) {
             trees
                 .iter_mut()
-                .zip(self.leaf_sum.iter_mut())
+                .zip(self.leaf_stats.iter_mut())
                 .for_each(refresh);
         } else {
             pool.install(|| {
                 trees
                     .par_iter_mut()
-                    .zip(self.leaf_sum.par_iter_mut())
+                    .zip(self.leaf_stats.par_iter_mut())
                     .for_each(refresh)
             });
         }
@@ -273,7 +358,7 @@ impl ForestRegressor {
     pub fn is_consistent(&self) -> bool {
         self.forest.is_consistent()
             && self.y.len() == self.forest.n_rows()
-            && self.leaf_sum.len() == self.forest.trees.len()
+            && self.leaf_stats.len() == self.forest.trees.len()
             && self.posteriors.len() == self.forest.trees.len()
             && self.prior.is_some()
             && self
@@ -282,10 +367,10 @@ impl ForestRegressor {
                 .zip(&self.forest.trees)
                 .all(|(p, t)| p.posterior.len() == t.n_nodes())
             && self
-                .leaf_sum
+                .leaf_stats
                 .iter()
                 .zip(&self.forest.trees)
-                .all(|(v, t)| v.len() == t.n_nodes())
+                .all(|(v, t)| v.sum.len() == t.n_nodes() && v.centred_squares.len() == t.n_nodes())
     }
 }
 

@@ -20,7 +20,8 @@ pub struct ForestRegressor {
 
 #[pymethods]
 impl ForestRegressor {
-    /// `prior_mean`, `gamma1`, `gamma2`, `noise_var`: fixed hyper-parameters (None: heuristic).
+    /// `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None: heuristic); `noise_var`:
+    /// a number, "heuristic" (None) or "within_leaf".
     #[new]
     #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_var=None))]
     #[allow(clippy::too_many_arguments)]
@@ -32,8 +33,26 @@ impl ForestRegressor {
         prior_mean: Option<f64>,
         gamma1: Option<f64>,
         gamma2: Option<f64>,
-        noise_var: Option<f64>,
+        noise_var: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let noise_var = match noise_var {
+            None => regression::NoiseVar::Heuristic,
+            Some(v) => match v.extract::<f64>() {
+                Ok(value) => regression::NoiseVar::Fixed(value),
+                Err(_) => match v.extract::<String>()?.as_str() {
+                    "heuristic" => regression::NoiseVar::Heuristic,
+                    "within_leaf" => regression::NoiseVar::WithinLeaf,
+                    other => {
+                        return Err(to_py_err(Error::InvalidParameter {
+                            name: "noise_var",
+                            reason: format!(
+                                "must be a number > 0, 'heuristic' or 'within_leaf', got {other:?}"
+                            ),
+                        }))
+                    }
+                },
+            },
+        };
         let params = TreeParams::new(lifetime, min_samples_split).map_err(to_py_err)?;
         let forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
         let mut inner = regression::ForestRegressor::new(forest);
@@ -102,6 +121,22 @@ impl ForestRegressor {
         let inner = &self.inner;
         let (mean, var) = self.pools.run(py, n_jobs, |pool| inner.predict(&x, pool))?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
+    }
+
+    /// Quantiles `levels` of the predictive mixture at each row (N × L).
+    fn quantiles<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        levels: Vec<f64>,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let x = x.as_array();
+        let inner = &self.inner;
+        let out = self
+            .pools
+            .run(py, n_jobs, |pool| inner.quantiles(&x, &levels, pool))?;
+        Ok(out.into_pyarray(py))
     }
 
     /// log p(y_i | x_i) under the predictive mixture.
