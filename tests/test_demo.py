@@ -23,5 +23,6 @@ def test_demo_prints_table_and_saves_partition_plot(tmp_path: Path) -> None:
     baseline = rmse["predicting the training mean"]
     assert rmse["Mondrian forest (batch)"] < 0.9 * baseline
     assert rmse["Mondrian forest (online, 10 chunks)"] < 0.9 * baseline
-    png = tmp_path / "tree_partition.png"
-    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+    for name in ("tree_partition.png", "uncertainty.png"):
+        png = tmp_path / name
+        assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"

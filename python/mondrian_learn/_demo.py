@@ -98,6 +98,44 @@ def _partition_plot(path: Path, seed: int) -> None:
     plt.close(fig)
 
 
+def _uncertainty_plot(path: Path, seed: int) -> None:
+    """Predictive mean ± 2 std on 1-D data with a gap, for the Mondrian forest and for
+    scikit-learn forests (std across trees), as in Fig. 2 of Lakshminarayanan et al. (2016)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.uniform(0, 0.35, 150), rng.uniform(0.65, 1, 150)])
+    y = np.sin(2 * np.pi * x) + rng.normal(scale=0.15, size=x.size)
+    grid = np.linspace(-0.75, 1.75, 600)
+    X, G = x[:, None], grid[:, None]
+    mondrian = MondrianForestRegressor(n_estimators=50, random_state=seed, noise_var="within_leaf")
+    mean, std = mondrian.fit(X, y).predict(G, return_std=True)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4), sharey=True)
+    panels = [("Mondrian forest (posterior predictive)", mean, std)]
+    for name, model in [
+        ("Random forest (std across trees)", RandomForestRegressor(50, random_state=seed)),
+        ("Extra trees (std across trees)", ExtraTreesRegressor(50, random_state=seed)),
+    ]:
+        per_tree = np.stack([t.predict(G) for t in model.fit(X, y).estimators_])
+        panels.append((name, per_tree.mean(axis=0), per_tree.std(axis=0)))
+    for ax, (name, m, s) in zip(axes, panels):
+        ax.fill_between(grid, m - 2 * s, m + 2 * s, alpha=0.3, label="± 2 std")
+        ax.plot(grid, m, lw=1.5, label="mean")
+        ax.scatter(x, y, s=4, c="black", label="training data")
+        ax.axvspan(-0.75, 0, color="grey", alpha=0.08)
+        ax.axvspan(1, 1.75, color="grey", alpha=0.08)
+        ax.set_title(name)
+        ax.set_xlabel("x")
+    axes[0].set_ylabel("y")
+    axes[0].legend(loc="lower left")
+    fig.suptitle("Uncertainty away from the data (shaded: no training points)")
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
 def run_demo(out: str, seed: int = 0) -> None:
     """Print the table and save the plots into the folder ``out``."""
     folder = Path(out)
@@ -108,6 +146,9 @@ def run_demo(out: str, seed: int = 0) -> None:
     except ImportError:
         print("matplotlib is not installed: pip install 'mondrian-learn[demo]' for the plots")
         return
-    path = folder / "tree_partition.png"
-    _partition_plot(path, seed)
-    print(f"saved {path}")
+    for name, plot in [
+        ("tree_partition.png", _partition_plot),
+        ("uncertainty.png", _uncertainty_plot),
+    ]:
+        plot(folder / name, seed)
+        print(f"saved {folder / name}")
