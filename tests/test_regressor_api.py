@@ -58,6 +58,10 @@ def test_pickle_round_trip_and_continue_online(friedman) -> None:  # type: ignor
     model.partial_fit(X[1500:], y[1500:])
     copy.partial_fit(X[1500:], y[1500:])
     np.testing.assert_array_equal(copy.apply(X), model.apply(X))
+    # Pickled while its posterior is stale (recomputed lazily after partial_fit).
+    stale = pickle.loads(pickle.dumps(copy))
+    np.testing.assert_array_equal(stale.predict(X), model.predict(X))
+    np.testing.assert_array_equal(copy.predict(X), model.predict(X))
 
 
 def test_corrupt_state_is_a_value_error(friedman) -> None:  # type: ignore[no-untyped-def]

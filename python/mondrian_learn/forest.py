@@ -145,6 +145,14 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             if value is not None and not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a finite number > 0 or None, got {value!r}")
 
+    def _posterior(self) -> Any:
+        """The fitted core model with its posterior up to date (``partial_fit`` leaves it to be
+        recomputed on the next prediction, so a stream of updates stays cheap)."""
+        check_is_fitted(self)
+        if not self.forest_.posterior_is_fresh:
+            self.forest_.ensure_posterior(resolve_n_jobs(self.n_jobs))
+        return self.forest_
+
     def _to_unit_box(self, X: np.ndarray) -> np.ndarray:
         """The core's input: ``X`` in the scaled coordinates, C-ordered float64."""
         if not self.scale_features:
@@ -254,7 +262,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        mean, var = self.forest_.predict(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
+        mean, var = self._posterior().predict(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
         return (mean, np.sqrt(var)) if return_std else mean
 
     def predict_interval(self, X: Any, alpha: float = 0.1) -> np.ndarray:
@@ -279,7 +287,9 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         levels = [alpha / 2, 1 - alpha / 2]
-        return self.forest_.quantiles(self._to_unit_box(X), levels, resolve_n_jobs(self.n_jobs))
+        return self._posterior().quantiles(
+            self._to_unit_box(X), levels, resolve_n_jobs(self.n_jobs)
+        )
 
     def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
         """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
@@ -297,7 +307,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
-        return self.forest_.log_density(
+        return self._posterior().log_density(
             self._to_unit_box(X), as_core_array(y), resolve_n_jobs(self.n_jobs)
         )
 
@@ -305,7 +315,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
     def prior_(self) -> dict[str, float]:
         """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``, ``noise_var``."""
         check_is_fitted(self)
-        return dict(self.forest_.prior())
+        return dict(self._posterior().prior())
 
     def node_posterior(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of every node mean of tree ``index``.
@@ -316,7 +326,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             In the node order of :meth:`tree_arrays`.
         """
         check_is_fitted(self)
-        return self.forest_.node_posterior(index)
+        return self._posterior().node_posterior(index)
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf id of every point in every tree.

@@ -124,7 +124,24 @@ impl ForestRegressor {
         self.y.extend(y.iter());
         self.forest.extend(rows, pool);
         self.refresh_leaf_sums(pool);
-        self.refresh_posterior(pool)
+        // The posterior is recomputed lazily (`ensure_posterior`), so a stream of small updates
+        // does not pay O(nodes) each.
+        self.prior = None;
+        Ok(())
+    }
+
+    /// Whether the posterior matches the data (false after `partial_fit` until
+    /// `ensure_posterior`).
+    pub fn posterior_is_fresh(&self) -> bool {
+        self.prior.is_some()
+    }
+
+    /// Recomputes the prior and the exact posterior of every tree if an update made them stale.
+    pub fn ensure_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
+        if self.prior.is_none() {
+            self.refresh_posterior(pool)?;
+        }
+        Ok(())
     }
 
     /// Predictive mean and variance at each row of `x` (eq. 4–5).
@@ -250,14 +267,16 @@ impl ForestRegressor {
         Ok(())
     }
 
-    /// The prior in use.
+    /// The prior in use (an error while the posterior is stale: see `ensure_posterior`).
     pub fn prior(&self) -> Result<GaussianPrior> {
-        self.prior
-            .ok_or_else(|| Error::InvalidInput("the model is not fitted".into()))
+        self.prior.ok_or_else(|| {
+            Error::InvalidInput("the posterior is stale or missing: call ensure_posterior".into())
+        })
     }
 
     /// The posterior of tree `index`.
     pub fn posterior(&self, index: usize) -> Result<&TreePosterior> {
+        self.prior()?;
         self.posteriors.get(index).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "tree index {index} out of range for {} trees",
@@ -359,13 +378,17 @@ impl ForestRegressor {
         self.forest.is_consistent()
             && self.y.len() == self.forest.n_rows()
             && self.leaf_stats.len() == self.forest.trees.len()
-            && self.posteriors.len() == self.forest.trees.len()
-            && self.prior.is_some()
-            && self
-                .posteriors
-                .iter()
-                .zip(&self.forest.trees)
-                .all(|(p, t)| p.posterior.len() == t.n_nodes())
+            && (self.prior.is_none()
+                || (self.posteriors.len() == self.forest.trees.len()
+                    && self
+                        .posteriors
+                        .iter()
+                        .zip(&self.forest.trees)
+                        .all(|(p, t)| {
+                            [p.posterior.len(), p.cavity.len(), p.from_below.len()]
+                                .iter()
+                                .all(|&len| len == t.n_nodes())
+                        })))
             && self
                 .leaf_stats
                 .iter()

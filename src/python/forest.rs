@@ -109,6 +109,19 @@ impl ForestRegressor {
             .run(py, n_jobs, |pool| inner.partial_fit(&x, &y, pool))
     }
 
+    /// Whether the posterior is up to date (false after `partial_fit`).
+    #[getter]
+    fn posterior_is_fresh(&self) -> bool {
+        self.inner.posterior_is_fresh()
+    }
+
+    /// Recomputes the exact posterior if `partial_fit` made it stale.
+    fn ensure_posterior(&mut self, py: Python<'_>, n_jobs: usize) -> PyResult<()> {
+        let inner = &mut self.inner;
+        self.pools
+            .run(py, n_jobs, |pool| inner.ensure_posterior(pool))
+    }
+
     /// Predictive mean and variance of the branch-off mixture at each row.
     #[allow(clippy::type_complexity)]
     fn predict<'py>(
