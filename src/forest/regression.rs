@@ -176,29 +176,21 @@ impl ForestRegressor {
                 "quantile levels must lie strictly between 0 and 1".into(),
             ));
         }
-        self.forest.check_points(x)?;
-        self.forest.check_fitted()?;
-        let prior = self.prior()?;
-        let x = x.as_standard_layout();
-        let d = self.forest.n_features;
-        let flat = x.as_slice().unwrap_or(&[]);
-        let (m, width) = (self.forest.trees.len(), levels.len());
-        let lifetime = self.forest.params.lifetime;
-        let mut out = vec![0.0; x.nrows() * width];
-        for_each_row_block(pool, &mut out, width, flat, d, |_, out, rows| {
-            let mut comps = Vec::new();
-            let mut scratch = PathScratch::default();
-            for (o, row) in out.chunks_exact_mut(width).zip(rows.chunks_exact(d)) {
-                comps.clear();
-                for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
-                    tree_components(tree, post, &prior, lifetime, row, &mut scratch, &mut comps);
-                }
-                for (o, &q) in o.iter_mut().zip(levels) {
-                    *o = mixture_quantile(&comps, m, q);
-                }
-            }
-        });
-        Array2::from_shape_vec((x.nrows(), width), out)
+        let mut out = vec![Vec::new(); x.nrows()];
+        self.for_each_mixture(
+            x,
+            pool,
+            &mut out,
+            Vec::<Component>::new(),
+            |acc, c, _| acc.push(*c),
+            |acc, m| {
+                levels
+                    .iter()
+                    .map(|&q| mixture_quantile(&acc, m, q))
+                    .collect::<Vec<f64>>()
+            },
+        )?;
+        Array2::from_shape_vec((x.nrows(), levels.len()), out.concat())
             .map_err(|e| Error::InvalidInput(e.to_string()))
     }
 
