@@ -75,7 +75,7 @@ impl LeafSamples {
         if self.garbage * 2 <= self.data.len() {
             return;
         }
-        let mut data = Vec::with_capacity(self.data.len() - self.garbage);
+        let mut data = Vec::with_capacity(self.data.len().saturating_sub(self.garbage));
         for n in 0..self.start.len() {
             if self.cap[n] > 0 {
                 let len = len_of(n);
@@ -91,7 +91,8 @@ impl LeafSamples {
 
     /// True when every owned range lies inside the array (checked after deserialising).
     pub(crate) fn is_consistent(&self, n_nodes: usize, len_of: impl Fn(usize) -> usize) -> bool {
-        self.start.len() == n_nodes
+        self.garbage <= self.data.len()
+            && self.start.len() == n_nodes
             && self.cap.len() == n_nodes
             && (0..n_nodes).all(|n| {
                 self.cap[n] == 0
