@@ -147,9 +147,11 @@ impl MondrianForest {
 
     /// Checks a deserialised forest.
     pub fn is_consistent(&self) -> bool {
+        if self.n_features == 0 {
+            return false;
+        }
         let n = self.n_rows();
-        self.n_features > 0
-            && self.x.len() == n * self.n_features
+        self.x.len() == n * self.n_features
             && self
                 .trees
                 .iter()

@@ -93,8 +93,10 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                 (tree.upper[j * d + dim], new_upper[dim])
             };
             let cut = loop {
-                let c = a + uniform(&mut tree.rng) * (b - a);
-                if c < b {
+                // Convex combination: cannot overflow even when b − a would.
+                let w = uniform(&mut tree.rng);
+                let c = (1.0 - w) * a + w * b;
+                if c >= a && c < b {
                     break c;
                 }
             };

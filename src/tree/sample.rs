@@ -88,7 +88,7 @@ pub(crate) fn grow(
         let mut split = None;
         if !params.is_paused(len, linear_dimension) {
             let time = t + exponential(&mut tree.rng, linear_dimension);
-            if time <= params.lifetime {
+            if time.is_finite() && time <= params.lifetime {
                 let (lower, upper) = (
                     &tree.lower[j * d..(j + 1) * d],
                     &tree.upper[j * d..(j + 1) * d],
@@ -148,8 +148,10 @@ fn draw_cut(rng: &mut TreeRng, lower: &[f64], upper: &[f64], total: f64) -> (usi
     let dim = weighted_index(rng, lower.iter().zip(upper).map(|(l, u)| u - l), total);
     let (l, u) = (lower[dim], upper[dim]);
     loop {
-        let cut = l + uniform(rng) * (u - l);
-        if cut < u {
+        // Convex combination: cannot overflow even when u − l would.
+        let w = uniform(rng);
+        let cut = (1.0 - w) * l + w * u;
+        if cut >= l && cut < u {
             return (dim, cut);
         }
     }
