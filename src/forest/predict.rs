@@ -18,7 +18,8 @@
 //! the remaining weight gets the leaf's posterior plus σ_y².
 
 use super::posterior::{Gaussian, GaussianPrior, TreePosterior};
-use crate::tree::{MondrianTree, NONE};
+use crate::tree::route::{branch_off_prob, route, RouteScratch};
+use crate::tree::MondrianTree;
 
 /// One Gaussian of a predictive mixture.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,62 +39,26 @@ fn truncated_exponential_mean(rate: f64, c: f64) -> f64 {
     1.0 / rate - c / x.exp_m1()
 }
 
-/// Reusable buffers for [`tree_components`].
-#[derive(Debug, Default)]
-pub struct PathScratch {
-    path: Vec<u32>,
-    eta: Vec<f64>,
-}
-
 /// Appends the components of `tree`'s predictive at `x` to `out`; their weights sum to 1.
-///
-/// The walk first routes x to its leaf using only the packed cuts, then computes η for every
-/// node on the path in a separate loop whose box loads are independent of each other (so the
-/// processor overlaps their cache misses), and only then forms the mixture.
 pub fn tree_components(
     tree: &MondrianTree,
     post: &TreePosterior,
     prior: &GaussianPrior,
     lifetime: f64,
     x: &[f64],
-    scratch: &mut PathScratch,
+    scratch: &mut RouteScratch,
     out: &mut Vec<Component>,
 ) {
-    let PathScratch { path, eta } = scratch;
-    path.clear();
-    let mut node = tree.root;
-    loop {
-        path.push(node);
-        let cut = &tree.cuts[node as usize];
-        if cut.dim == NONE {
-            break;
-        }
-        node = if x[cut.dim as usize] <= cut.threshold {
-            cut.left
-        } else {
-            cut.right
-        };
-    }
-    eta.clear();
-    eta.extend(path.iter().map(|&j| {
-        let (lower, upper) = (tree.lower(j), tree.upper(j));
-        x.iter()
-            .zip(lower.iter().zip(upper))
-            .map(|(&v, (&l, &u))| (l - v).max(0.0) + (v - u).max(0.0))
-            .sum::<f64>()
-    }));
+    route(tree, x, scratch);
+    let RouteScratch { path, eta } = scratch;
     let mut keep = 1.0;
     let mut t_parent = 0.0;
     for (&node, &eta) in path.iter().zip(eta.iter()) {
         let j = node as usize;
         let tau = tree.tau[j];
         let cost = tau - t_parent;
-        if eta > 0.0 && cost > 0.0 {
-            let p_sep = if cost.is_infinite() {
-                1.0
-            } else {
-                -(-eta * cost).exp_m1()
-            };
+        let p_sep = branch_off_prob(eta, cost);
+        if p_sep > 0.0 {
             let t_split = t_parent + truncated_exponential_mean(eta, cost);
             let above = post.cavity[j].widen(prior.increment(t_parent, t_split));
             let below = post.from_below[j].widen(prior.increment(t_split, tau));

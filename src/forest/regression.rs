@@ -11,12 +11,11 @@
 //! again, then the posterior of every tree is recomputed exactly (linear in its nodes).
 
 use super::posterior::{tree_posterior, GaussianPrior, TreePosterior};
-use super::predict::{
-    mixture_quantile, tree_components, Component, LogDensityFold, MomentsFold, PathScratch,
-};
+use super::predict::{mixture_quantile, tree_components, Component, LogDensityFold, MomentsFold};
 use super::MondrianForest;
 use crate::error::{Error, Result};
 use crate::parallel::{for_each_row_block, is_small};
+use crate::tree::route::RouteScratch;
 use crate::tree::MondrianTree;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rayon::prelude::*;
@@ -241,7 +240,7 @@ impl ForestRegressor {
         let lifetime = self.forest.params.lifetime;
         for_each_row_block(pool, out, 1, flat, d, |first, out, rows| {
             let mut comps = Vec::new();
-            let mut scratch = PathScratch::default();
+            let mut scratch = RouteScratch::default();
             let mut acc = vec![init.clone(); out.len()];
             for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
                 for (k, (a, row)) in acc.iter_mut().zip(rows.chunks_exact(d)).enumerate() {

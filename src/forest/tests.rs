@@ -210,7 +210,8 @@ fn bad_input_is_an_error() {
 #[test]
 fn predictive_weights_sum_to_one() {
     use super::posterior::{tree_posterior, GaussianPrior};
-    use super::predict::{tree_components, PathScratch};
+    use super::predict::tree_components;
+    use crate::tree::route::RouteScratch;
     let x = uniform_points(300, 3, 21);
     let prior = GaussianPrior::new(0.5, 2.0, 0.3, 0.01).expect("valid");
     for lifetime in [f64::INFINITY, 3.0, 0.0] {
@@ -228,7 +229,7 @@ fn predictive_weights_sum_to_one() {
                     &prior,
                     lifetime,
                     &point,
-                    &mut PathScratch::default(),
+                    &mut RouteScratch::default(),
                     &mut comps,
                 );
                 let total: f64 = comps.iter().map(|c| c.weight).sum();

@@ -5,6 +5,7 @@ pub mod extend;
 pub mod leaf_samples;
 pub mod params;
 pub(crate) mod partition;
+pub mod route;
 pub mod sample;
 
 pub use arena::{MondrianTree, NONE};
