@@ -67,7 +67,7 @@ def load_flights() -> tuple[np.ndarray, np.ndarray]:
             "air_time": data["air_time"],
             "departure_minute": minutes(data["dep_time"]),
             "arrival_minute": minutes(data["arr_time"]),
-            "day_of_week": date.dt.dayofweek,
+            "day_of_week": date.dt.day_of_week,
             "day_of_month": data["day"],
             "month": data["month"],
             "arrival_delay": data["arr_delay"],

@@ -64,6 +64,14 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         "within_leaf", the variance of the targets around their leaf means pooled over all
         trees. The heuristic is often far below the real noise (v/500), which makes
         intervals overconfident; "within_leaf" estimates it from the data.
+    posterior : {"exact", "fast"}, default="exact"
+        How ``partial_fit`` updates the posterior. "exact": belief propagation over every
+        node with the hyper-parameters recomputed, run once before the next prediction
+        (O(nodes) per batch of updates). "fast" (paper §5.3): O(depth) per new point and tree —
+        the likelihoods on the new points' root-to-leaf paths are exact and those paths'
+        posteriors recomputed, while other nodes keep the messages of the last full pass and
+        the hyper-parameters stay frozen; a full exact pass runs whenever the number of
+        points has doubled since the last one. Batch ``fit`` is exact in both modes.
 
     Attributes
     ----------
@@ -100,6 +108,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         gamma1: float | None = None,
         gamma2: float | None = None,
         noise_var: float | str | None = None,
+        posterior: str = "exact",
     ) -> None:
         self.n_estimators = n_estimators
         self.lifetime = lifetime
@@ -112,6 +121,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         self.gamma1 = gamma1
         self.gamma2 = gamma2
         self.noise_var = noise_var
+        self.posterior = posterior
 
     def _check_params(self) -> None:
         if (
@@ -132,6 +142,8 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"lifetime must be a number >= 0 or np.inf, got {self.lifetime!r}")
         if self.prior_mean is not None and not np.isfinite(self.prior_mean):
             raise ValueError(f"prior_mean must be finite or None, got {self.prior_mean!r}")
+        if self.posterior not in ("exact", "fast"):
+            raise ValueError(f"posterior must be 'exact' or 'fast', got {self.posterior!r}")
         names = ["gamma1", "gamma2"]
         if not isinstance(self.noise_var, str):
             names.append("noise_var")
@@ -145,22 +157,32 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             if value is not None and not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a finite number > 0 or None, got {value!r}")
 
-    def _posterior(self) -> Any:
-        """The fitted core model with its posterior up to date (``partial_fit`` leaves it to be
-        recomputed on the next prediction, so a stream of updates stays cheap)."""
-        check_is_fitted(self)
-        if not self.forest_.posterior_is_fresh:
-            self.forest_.ensure_posterior(resolve_n_jobs(self.n_jobs))
-        return self.forest_
-
-    def _to_unit_box(self, X: np.ndarray) -> np.ndarray:
-        """The core's input: ``X`` in the scaled coordinates, C-ordered float64."""
+    def _to_unit_box(
+        self, X: np.ndarray, data_min: np.ndarray | None = None, scale: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The core's input: ``X`` in the scaled coordinates, C-ordered float64 (by the fitted
+        ``data_min_``/``data_scale_`` unless others are given)."""
         if not self.scale_features:
             return as_core_array(X)
+        data_min = self.data_min_ if data_min is None else data_min
+        scale = self.data_scale_ if scale is None else scale
         # One temporary, not two: page faults on fresh memory dominate at millions of rows.
-        scaled = np.subtract(X, self.data_min_, dtype=np.float64)
-        scaled /= self.data_scale_
+        scaled = np.subtract(X, data_min, dtype=np.float64)
+        scaled /= scale
         return as_core_array(scaled)
+
+    def _check_tree_index(self, index: Any) -> int:
+        check_is_fitted(self)
+        n_trees = self.forest_.n_trees
+        if (
+            not isinstance(index, numbers.Integral)
+            or isinstance(index, bool)
+            or not 0 <= index < n_trees
+        ):
+            raise ValueError(
+                f"tree index {index!r} out of range: need an integer in [0, {n_trees})"
+            )
+        return int(index)
 
     def _new_forest(self, n_features: int) -> Any:
         def optional(value: float | None) -> float | None:
@@ -175,6 +197,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             optional(self.gamma1),
             optional(self.gamma2),
             self.noise_var if isinstance(self.noise_var, str) else optional(self.noise_var),
+            self.posterior,
         )
 
     def fit(self, X: Any, y: Any) -> MondrianForestRegressor:
@@ -194,20 +217,28 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         self._check_params()
         n_jobs = resolve_n_jobs(self.n_jobs)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        # Computed into locals and stored only once the fit succeeded, so a failed refit
+        # leaves a fitted estimator as it was.
         if self.scale_features:
-            self.data_min_ = X.min(axis=0)
-            extent = X.max(axis=0) - self.data_min_
-            self.data_scale_ = np.where(extent > 0, extent, 1.0)
+            data_min = X.min(axis=0)
+            with np.errstate(over="ignore"):
+                extent = X.max(axis=0) - data_min
+            if not np.isfinite(extent).all():
+                bad = np.flatnonzero(~np.isfinite(extent)).tolist()
+                raise ValueError(
+                    f"the range of feature(s) {bad} overflows float64 (max − min = inf): "
+                    "rescale them, or pass scale_features=False"
+                )
+            scale = np.where(extent > 0, extent, 1.0)
         else:
-            self.data_min_ = np.zeros(X.shape[1])
-            self.data_scale_ = np.ones(X.shape[1])
+            data_min, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
         forest = self._new_forest(X.shape[1])
         update, close = progress_callback(self.n_estimators, "trees", self.verbose)
         # Slices of 4 trees per thread show progress without starving the pool.
         slice_size = self.n_estimators if not self.verbose else 4 * n_jobs
         try:
             forest.fit(
-                self._to_unit_box(X),
+                self._to_unit_box(X, data_min, scale),
                 as_core_array(y),
                 self.n_estimators,
                 n_jobs,
@@ -216,7 +247,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             )
         finally:
             close()
-        self.forest_ = forest
+        self.data_min_, self.data_scale_, self.forest_ = data_min, scale, forest
         return self
 
     def partial_fit(self, X: Any, y: Any) -> MondrianForestRegressor:
@@ -262,7 +293,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        mean, var = self._posterior().predict(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
+        mean, var = self.forest_.predict(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
         return (mean, np.sqrt(var)) if return_std else mean
 
     def predict_interval(self, X: Any, alpha: float = 0.1) -> np.ndarray:
@@ -287,9 +318,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         levels = [alpha / 2, 1 - alpha / 2]
-        return self._posterior().quantiles(
-            self._to_unit_box(X), levels, resolve_n_jobs(self.n_jobs)
-        )
+        return self.forest_.quantiles(self._to_unit_box(X), levels, resolve_n_jobs(self.n_jobs))
 
     def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
         """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
@@ -307,7 +336,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
-        return self._posterior().log_density(
+        return self.forest_.log_density(
             self._to_unit_box(X), as_core_array(y), resolve_n_jobs(self.n_jobs)
         )
 
@@ -315,7 +344,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
     def prior_(self) -> dict[str, float]:
         """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``, ``noise_var``."""
         check_is_fitted(self)
-        return dict(self._posterior().prior())
+        return dict(self.forest_.prior(resolve_n_jobs(self.n_jobs)))
 
     def node_posterior(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of every node mean of tree ``index``.
@@ -325,8 +354,8 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         mean, var : ndarray of shape (n_nodes,)
             In the node order of :meth:`tree_arrays`.
         """
-        check_is_fitted(self)
-        return self._posterior().node_posterior(index)
+        index = self._check_tree_index(index)
+        return self.forest_.node_posterior(index, resolve_n_jobs(self.n_jobs))
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf id of every point in every tree.
@@ -361,5 +390,4 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             ``tau`` (cut birth time; the lifetime for a leaf), ``lower``/``upper`` (data box,
             n_nodes × n_features), ``n_samples`` and ``root``.
         """
-        check_is_fitted(self)
-        return self.forest_.tree_arrays(index)
+        return self.forest_.tree_arrays(self._check_tree_index(index))

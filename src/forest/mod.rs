@@ -4,8 +4,10 @@
 //! parallel on a local pool, and every reduction over trees runs in tree order, so results do
 //! not depend on the number of threads.
 
+pub mod hyperparameters;
 pub mod posterior;
 pub mod predict;
+pub mod predictive;
 pub mod regression;
 
 use crate::error::{Error, Result};
@@ -147,15 +149,19 @@ impl MondrianForest {
 
     /// Checks a deserialised forest.
     pub fn is_consistent(&self) -> bool {
-        if self.n_features == 0 {
+        let params = &self.params;
+        if self.n_features == 0
+            || TreeParams::new(params.lifetime, params.min_samples_split).is_err()
+        {
             return false;
         }
         let n = self.n_rows();
         self.x.len() == n * self.n_features
+            && self.x.iter().all(|v| v.is_finite())
             && self
                 .trees
                 .iter()
-                .all(|t| t.n_features == self.n_features && t.is_consistent(n))
+                .all(|t| t.n_features == self.n_features && t.is_consistent(n, params))
     }
 }
 

@@ -127,51 +127,45 @@ pub struct TreePosterior {
     pub from_below: Vec<Gaussian>,
 }
 
-/// Belief propagation on `tree`, whose leaf `j` holds `n_samples[j]` labels summing to
-/// `leaf_sum[j]`.
-pub fn tree_posterior(
-    tree: &MondrianTree,
-    leaf_sum: &[f64],
-    prior: &GaussianPrior,
-) -> TreePosterior {
-    let n = tree.n_nodes();
-    let mut out = TreePosterior {
-        posterior: vec![Gaussian::default(); n],
-        cavity: vec![Gaussian::default(); n],
-        from_below: vec![Gaussian::default(); n],
-    };
-    if tree.root == NONE {
-        return out;
+impl TreePosterior {
+    /// Grows the per-node arrays to `n` nodes (new nodes start at a zero Gaussian).
+    fn resize(&mut self, n: usize) {
+        self.posterior.resize(n, Gaussian::default());
+        self.cavity.resize(n, Gaussian::default());
+        self.from_below.resize(n, Gaussian::default());
     }
-    // Pre-order: every parent before its children.
-    let mut order = Vec::with_capacity(n);
-    let mut stack = vec![tree.root];
-    while let Some(j) = stack.pop() {
-        order.push(j);
-        let cut = &tree.cuts[j as usize];
-        if cut.dim != NONE {
-            stack.push(cut.right);
-            stack.push(cut.left);
-        }
+
+    /// Node j's message to its parent: its likelihood from below widened by φ_j.
+    #[inline]
+    fn upward(&self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> Gaussian {
+        self.from_below[j as usize].widen(increment_of(tree, prior, j))
     }
-    let phi = |j: u32| prior.increment(tree.tau_parent(j), tree.tau[j as usize]);
-    // Upward: likelihood from below, children first.
-    let up = |out: &TreePosterior, j: u32| out.from_below[j as usize].widen(phi(j));
-    for &j in order.iter().rev() {
+
+    /// Recomputes node j's likelihood from below from its leaf sum or its children.
+    fn update_from_below(
+        &mut self,
+        tree: &MondrianTree,
+        leaf_sum: &[f64],
+        prior: &GaussianPrior,
+        j: u32,
+    ) {
         let ju = j as usize;
         let cut = &tree.cuts[ju];
-        out.from_below[ju] = if cut.dim == NONE {
+        self.from_below[ju] = if cut.dim == NONE {
             let count = tree.n_samples[ju].max(1) as f64;
             Gaussian {
                 mean: leaf_sum[ju] / count,
                 var: prior.noise_var / count,
             }
         } else {
-            up(&out, cut.left).times(up(&out, cut.right))
+            self.upward(tree, prior, cut.left)
+                .times(self.upward(tree, prior, cut.right))
         };
     }
-    // Downward: message from above, parents first.
-    for &j in &order {
+
+    /// Recomputes node j's cavity (message from above) and posterior; its parent's cavity
+    /// and its sibling's likelihood from below must be current.
+    fn update_from_above(&mut self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) {
         let ju = j as usize;
         let cavity = match tree.parent[ju] {
             NONE => Gaussian {
@@ -181,14 +175,98 @@ pub fn tree_posterior(
             p => {
                 let cut = &tree.cuts[p as usize];
                 let sibling = if cut.left == j { cut.right } else { cut.left };
-                let parent_above = out.cavity[p as usize].widen(phi(p));
-                parent_above.times(up(&out, sibling))
+                let parent_above = self.cavity[p as usize].widen(increment_of(tree, prior, p));
+                parent_above.times(self.upward(tree, prior, sibling))
             }
         };
-        out.cavity[ju] = cavity;
-        out.posterior[ju] = cavity.widen(phi(j)).times(out.from_below[ju]);
+        self.cavity[ju] = cavity;
+        self.posterior[ju] = cavity
+            .widen(increment_of(tree, prior, j))
+            .times(self.from_below[ju]);
+    }
+}
+
+/// φ_j = γ₁ (σ(γ₂ τ_j) − σ(γ₂ τ_parent(j))).
+#[inline]
+fn increment_of(tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> f64 {
+    prior.increment(tree.tau_parent(j), tree.tau[j as usize])
+}
+
+/// Belief propagation on `tree`, whose leaf `j` holds `n_samples[j]` labels summing to
+/// `leaf_sum[j]`.
+pub fn tree_posterior(
+    tree: &MondrianTree,
+    leaf_sum: &[f64],
+    prior: &GaussianPrior,
+) -> TreePosterior {
+    let mut out = TreePosterior::default();
+    out.resize(tree.n_nodes());
+    if tree.root == NONE {
+        return out;
+    }
+    // Pre-order: every parent before its children.
+    let mut order = Vec::with_capacity(tree.n_nodes());
+    let mut stack = vec![tree.root];
+    while let Some(j) = stack.pop() {
+        order.push(j);
+        let cut = &tree.cuts[j as usize];
+        if cut.dim != NONE {
+            stack.push(cut.right);
+            stack.push(cut.left);
+        }
+    }
+    // Upward: likelihood from below, children first; then downward, parents first.
+    for &j in order.iter().rev() {
+        out.update_from_below(tree, leaf_sum, prior, j);
+    }
+    for &j in &order {
+        out.update_from_above(tree, prior, j);
     }
     out
+}
+
+/// The fast online update (AISTATS 2016, §5.3: O(depth) per new point): after the leaves
+/// `changed` received points (or were created), recomputes the likelihood from below of
+/// every node on their paths to the root — exact, since no other subtree's data changed —
+/// and then, top-down along the same paths, their cavities and posteriors. Nodes off these
+/// paths keep the messages from above of the last full pass (that is the approximation: their
+/// ancestors' posteriors moved a little). Returns false, doing nothing, when the paths hold
+/// more nodes than the tree (a full pass is then cheaper).
+pub fn update_paths(
+    tree: &MondrianTree,
+    leaf_sum: &[f64],
+    prior: &GaussianPrior,
+    changed: &[u32],
+    out: &mut TreePosterior,
+    path_buffer: &mut Vec<u32>,
+) -> bool {
+    let n = tree.n_nodes();
+    path_buffer.clear();
+    // All paths, each listed leaf first, separated by NONE.
+    for &leaf in changed {
+        let mut j = leaf;
+        while j != NONE {
+            path_buffer.push(j);
+            if path_buffer.len() > n {
+                return false;
+            }
+            j = tree.parent[j as usize];
+        }
+        path_buffer.push(NONE);
+    }
+    out.resize(n);
+    // Each path bottom-up in turn: a node's last recomputation comes after every changed
+    // descendant's (they share that last path and sit below it).
+    for &j in path_buffer.iter().filter(|&&j| j != NONE) {
+        out.update_from_below(tree, leaf_sum, prior, j);
+    }
+    // Then each path top-down: parents first, siblings' likelihoods already final.
+    for path in path_buffer.split(|&j| j == NONE) {
+        for &j in path.iter().rev() {
+            out.update_from_above(tree, prior, j);
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -35,6 +35,11 @@ fn truncated_exponential_mean(rate: f64, c: f64) -> f64 {
         return 1.0 / rate;
     }
     let x = rate * c;
+    if x < 1e-3 {
+        // c (1/x − 1/expm1(x)) cancels for small x; its series c (1/2 − x/12 + x³/720)
+        // is exact to double precision here (next term x⁵/30240).
+        return c * (0.5 - x / 12.0 + x * x * x / 720.0);
+    }
     // c e^{−x} / (1 − e^{−x}) = c / (e^{x} − 1) = c / expm1(x)
     1.0 / rate - c / x.exp_m1()
 }

@@ -23,7 +23,7 @@ fn forest_on(x: &Array2<f64>, lifetime: f64, mss: usize, m: usize, seed: u64) ->
 /// up, each leaf's points route to it, children are born after their parents.
 fn assert_valid(tree: &MondrianTree, x: &[f64], n_rows: usize, params: &TreeParams) {
     let d = tree.n_features;
-    assert!(tree.is_consistent(n_rows));
+    assert!(tree.is_consistent(n_rows, params));
     let mut seen = vec![false; n_rows];
     let mut stack = vec![tree.root];
     while let Some(j) = stack.pop() {

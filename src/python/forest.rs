@@ -1,29 +1,55 @@
 //! Python face of `forest` and `forest::regression`.
 
-use super::error::{to_py_err, ToPyResult};
-use super::run::PoolCache;
+use super::error::to_py_err;
+use super::pickle;
+use super::run::{read, write, PoolCache};
 use crate::error::Error;
-use crate::forest::{regression, MondrianForest};
-use crate::serialize;
+use crate::forest::hyperparameters::{NoiseVar, PriorOverrides};
+use crate::forest::regression::{self, PosteriorMode};
+use crate::forest::MondrianForest;
 use crate::tree::arena::Cut;
 use crate::tree::TreeParams;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::sync::RwLock;
 
 /// A fitted (or empty) Mondrian forest regressor held by Rust.
+///
+/// The model sits behind a lock taken with the GIL released: predictions share it, updates
+/// (and the lazy recomputation of a stale posterior) take it alone, so concurrent Python
+/// threads wait for each other instead of failing with a borrow error.
 #[pyclass(module = "mondrian_learn._core")]
 pub struct ForestRegressor {
-    inner: regression::ForestRegressor,
+    inner: RwLock<regression::ForestRegressor>,
     pools: PoolCache,
+}
+
+impl ForestRegressor {
+    /// Runs `work` on the model with a fresh posterior (recomputed first if an online update
+    /// made it stale), on a pool of `n_jobs` threads with the GIL released.
+    fn with_posterior<T: Send>(
+        &self,
+        py: Python<'_>,
+        n_jobs: usize,
+        work: impl FnOnce(&regression::ForestRegressor, &rayon::ThreadPool) -> crate::Result<T> + Send,
+    ) -> PyResult<T> {
+        let inner = &self.inner;
+        self.pools.run(py, n_jobs, |pool| {
+            if !read(inner).posterior_is_fresh() {
+                write(inner).ensure_posterior(pool)?;
+            }
+            work(&read(inner), pool)
+        })
+    }
 }
 
 #[pymethods]
 impl ForestRegressor {
     /// `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None: heuristic); `noise_var`:
-    /// a number, "heuristic" (None) or "within_leaf".
+    /// a number, "heuristic" (None) or "within_leaf"; `posterior`: "exact" or "fast".
     #[new]
-    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_var=None))]
+    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_var=None, posterior="exact"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         n_features: usize,
@@ -34,14 +60,25 @@ impl ForestRegressor {
         gamma1: Option<f64>,
         gamma2: Option<f64>,
         noise_var: Option<Bound<'_, PyAny>>,
+        posterior: &str,
     ) -> PyResult<Self> {
+        let mode = match posterior {
+            "exact" => PosteriorMode::Exact,
+            "fast" => PosteriorMode::Fast,
+            other => {
+                return Err(to_py_err(Error::InvalidParameter {
+                    name: "posterior",
+                    reason: format!("must be 'exact' or 'fast', got {other:?}"),
+                }))
+            }
+        };
         let noise_var = match noise_var {
-            None => regression::NoiseVar::Heuristic,
+            None => NoiseVar::Heuristic,
             Some(v) => match v.extract::<f64>() {
-                Ok(value) => regression::NoiseVar::Fixed(value),
+                Ok(value) => NoiseVar::Fixed(value),
                 Err(_) => match v.extract::<String>()?.as_str() {
-                    "heuristic" => regression::NoiseVar::Heuristic,
-                    "within_leaf" => regression::NoiseVar::WithinLeaf,
+                    "heuristic" => NoiseVar::Heuristic,
+                    "within_leaf" => NoiseVar::WithinLeaf,
                     other => {
                         return Err(to_py_err(Error::InvalidParameter {
                             name: "noise_var",
@@ -56,14 +93,16 @@ impl ForestRegressor {
         let params = TreeParams::new(lifetime, min_samples_split).map_err(to_py_err)?;
         let forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
         let mut inner = regression::ForestRegressor::new(forest);
-        inner.overrides = regression::PriorOverrides {
+        inner.overrides = PriorOverrides {
             mean: prior_mean,
             gamma1,
             gamma2,
             noise_var,
         };
+        inner.overrides.validate().map_err(to_py_err)?;
+        inner.mode = mode;
         Ok(Self {
-            inner,
+            inner: RwLock::new(inner),
             pools: PoolCache::default(),
         })
     }
@@ -72,7 +111,7 @@ impl ForestRegressor {
     #[pyo3(signature = (x, y, n_trees, n_jobs, slice, progress=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
-        &mut self,
+        &self,
         py: Python<'_>,
         x: PyReadonlyArray2<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
@@ -82,9 +121,9 @@ impl ForestRegressor {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<()> {
         let (x, y) = (x.as_array(), y.as_array());
-        let inner = &mut self.inner;
+        let inner = &self.inner;
         self.pools.run(py, n_jobs, |pool| {
-            inner.fit(&x, &y, n_trees, slice, pool, |done| match &progress {
+            write(inner).fit(&x, &y, n_trees, slice, pool, |done| match &progress {
                 None => Ok(()),
                 Some(cb) => Python::attach(|py| {
                     cb.call1(py, (done,))
@@ -97,29 +136,23 @@ impl ForestRegressor {
 
     /// Online update with new points (conditional Mondrian extension of every tree).
     fn partial_fit(
-        &mut self,
+        &self,
         py: Python<'_>,
         x: PyReadonlyArray2<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         n_jobs: usize,
     ) -> PyResult<()> {
         let (x, y) = (x.as_array(), y.as_array());
-        let inner = &mut self.inner;
+        let inner = &self.inner;
         self.pools
-            .run(py, n_jobs, |pool| inner.partial_fit(&x, &y, pool))
+            .run(py, n_jobs, |pool| write(inner).partial_fit(&x, &y, pool))
     }
 
-    /// Whether the posterior is up to date (false after `partial_fit`).
+    /// Whether the posterior is up to date (false after `partial_fit`; predictions bring it
+    /// up to date first).
     #[getter]
-    fn posterior_is_fresh(&self) -> bool {
-        self.inner.posterior_is_fresh()
-    }
-
-    /// Recomputes the exact posterior if `partial_fit` made it stale.
-    fn ensure_posterior(&mut self, py: Python<'_>, n_jobs: usize) -> PyResult<()> {
-        let inner = &mut self.inner;
-        self.pools
-            .run(py, n_jobs, |pool| inner.ensure_posterior(pool))
+    fn posterior_is_fresh(&self, py: Python<'_>) -> bool {
+        py.detach(|| read(&self.inner).posterior_is_fresh())
     }
 
     /// Predictive mean and variance of the branch-off mixture at each row.
@@ -131,8 +164,7 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
         let x = x.as_array();
-        let inner = &self.inner;
-        let (mean, var) = self.pools.run(py, n_jobs, |pool| inner.predict(&x, pool))?;
+        let (mean, var) = self.with_posterior(py, n_jobs, |m, pool| m.predict(&x, pool))?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
@@ -145,10 +177,7 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.as_array();
-        let inner = &self.inner;
-        let out = self
-            .pools
-            .run(py, n_jobs, |pool| inner.quantiles(&x, &levels, pool))?;
+        let out = self.with_posterior(py, n_jobs, |m, pool| m.quantiles(&x, &levels, pool))?;
         Ok(out.into_pyarray(py))
     }
 
@@ -161,16 +190,13 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let (x, y) = (x.as_array(), y.as_array());
-        let inner = &self.inner;
-        let out = self
-            .pools
-            .run(py, n_jobs, |pool| inner.log_density(&x, &y, pool))?;
+        let out = self.with_posterior(py, n_jobs, |m, pool| m.log_density(&x, &y, pool))?;
         Ok(out.into_pyarray(py))
     }
 
     /// The prior in use: `mean`, `gamma1`, `gamma2`, `noise_var`.
-    fn prior<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let p = self.inner.prior().map_err(to_py_err)?;
+    fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
+        let p = self.with_posterior(py, n_jobs, |m, _| m.prior())?;
         let out = PyDict::new(py);
         out.set_item("mean", p.mean)?;
         out.set_item("gamma1", p.gamma1)?;
@@ -186,10 +212,15 @@ impl ForestRegressor {
         &self,
         py: Python<'py>,
         index: usize,
+        n_jobs: usize,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
-        let post = self.inner.posterior(index).map_err(to_py_err)?;
-        let mean: Vec<f64> = post.posterior.iter().map(|g| g.mean).collect();
-        let var: Vec<f64> = post.posterior.iter().map(|g| g.var).collect();
+        let (mean, var): (Vec<f64>, Vec<f64>) = self.with_posterior(py, n_jobs, |m, _| {
+            Ok(m.posterior(index)?
+                .posterior
+                .iter()
+                .map(|g| (g.mean, g.var))
+                .unzip())
+        })?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
@@ -201,89 +232,97 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
         let x = x.as_array();
-        let forest = &self.inner.forest;
-        let out = self.pools.run(py, n_jobs, |pool| forest.apply(&x, pool))?;
+        let inner = &self.inner;
+        let out = self
+            .pools
+            .run(py, n_jobs, |pool| read(inner).forest.apply(&x, pool))?;
         Ok(out.into_pyarray(py))
     }
 
     /// Number of trees.
     #[getter]
-    fn n_trees(&self) -> usize {
-        self.inner.forest.trees.len()
+    fn n_trees(&self, py: Python<'_>) -> usize {
+        py.detach(|| read(&self.inner).forest.trees.len())
     }
 
     /// Number of stored training points.
     #[getter]
-    fn n_rows(&self) -> usize {
-        self.inner.forest.n_rows()
+    fn n_rows(&self, py: Python<'_>) -> usize {
+        py.detach(|| read(&self.inner).forest.n_rows())
     }
 
     /// Number of leaves of each tree.
     fn n_leaves<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        let counts: Vec<u64> = self
-            .inner
-            .forest
-            .trees
-            .iter()
-            .map(|t| t.n_leaves() as u64)
-            .collect();
+        let counts: Vec<u64> = py.detach(|| {
+            read(&self.inner)
+                .forest
+                .trees
+                .iter()
+                .map(|t| t.n_leaves() as u64)
+                .collect()
+        });
         counts.into_pyarray(py)
     }
 
     /// The node arrays of tree `index`: `parent`, `left`, `right`, `split_dim` (−1 marks none),
     /// `threshold`, `tau`, `lower`, `upper` (n_nodes × D), `n_samples` and `root`.
     fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
-        let trees = &self.inner.forest.trees;
-        let tree = trees.get(index).ok_or_else(|| {
-            to_py_err(Error::InvalidInput(format!(
-                "tree index {index} out of range for {} trees",
-                trees.len()
-            )))
-        })?;
-        let ids = |v: &[u32]| -> Vec<i64> {
-            v.iter()
-                .map(|&i| if i == crate::tree::NONE { -1 } else { i as i64 })
+        let ids = |v: &mut dyn Iterator<Item = u32>| -> Vec<i64> {
+            v.map(|i| if i == crate::tree::NONE { -1 } else { i as i64 })
                 .collect()
         };
-        let n = tree.n_nodes();
-        let d = tree.n_features;
-        let boxes = |v: &[f64]| {
-            numpy::ndarray::Array2::from_shape_vec((n, d), v.to_vec())
-                .map_err(|e| to_py_err(Error::Corrupt(e.to_string())))
-        };
+        let arrays = py.detach(|| {
+            let inner = read(&self.inner);
+            let trees = &inner.forest.trees;
+            let tree = trees.get(index).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "tree index {index} out of range for {} trees",
+                    trees.len()
+                ))
+            })?;
+            let (n, d) = (tree.n_nodes(), tree.n_features);
+            let boxes = |v: &[f64]| {
+                numpy::ndarray::Array2::from_shape_vec((n, d), v.to_vec())
+                    .map_err(|e| Error::Corrupt(e.to_string()))
+            };
+            let field = |f: fn(&Cut) -> u32| ids(&mut tree.cuts.iter().map(f));
+            Ok::<_, Error>((
+                tree.root,
+                ids(&mut tree.parent.iter().copied()),
+                [field(|c| c.left), field(|c| c.right), field(|c| c.dim)],
+                tree.cuts.iter().map(|c| c.threshold).collect::<Vec<f64>>(),
+                tree.tau.clone(),
+                [boxes(&tree.lower)?, boxes(&tree.upper)?],
+                tree.n_samples.clone(),
+            ))
+        });
+        let (root, parent, [left, right, dim], threshold, tau, [lower, upper], n_samples) =
+            arrays.map_err(to_py_err)?;
         let out = PyDict::new(py);
-        out.set_item("root", tree.root as i64)?;
-        out.set_item("parent", ids(&tree.parent).into_pyarray(py))?;
-        let field = |f: fn(&Cut) -> u32| ids(&tree.cuts.iter().map(f).collect::<Vec<u32>>());
-        out.set_item("left", field(|c| c.left).into_pyarray(py))?;
-        out.set_item("right", field(|c| c.right).into_pyarray(py))?;
-        out.set_item("split_dim", field(|c| c.dim).into_pyarray(py))?;
-        let thresholds: Vec<f64> = tree.cuts.iter().map(|c| c.threshold).collect();
-        out.set_item("threshold", thresholds.into_pyarray(py))?;
-        out.set_item("tau", tree.tau.clone().into_pyarray(py))?;
-        out.set_item("lower", boxes(&tree.lower)?.into_pyarray(py))?;
-        out.set_item("upper", boxes(&tree.upper)?.into_pyarray(py))?;
-        out.set_item("n_samples", tree.n_samples.clone().into_pyarray(py))?;
+        out.set_item("root", ids(&mut std::iter::once(root))[0])?;
+        out.set_item("parent", parent.into_pyarray(py))?;
+        out.set_item("left", left.into_pyarray(py))?;
+        out.set_item("right", right.into_pyarray(py))?;
+        out.set_item("split_dim", dim.into_pyarray(py))?;
+        out.set_item("threshold", threshold.into_pyarray(py))?;
+        out.set_item("tau", tau.into_pyarray(py))?;
+        out.set_item("lower", lower.into_pyarray(py))?;
+        out.set_item("upper", upper.into_pyarray(py))?;
+        out.set_item("n_samples", n_samples.into_pyarray(py))?;
         Ok(out)
     }
 
     /// Versioned bytes of the whole fitted state.
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes: PyResult<Vec<u8>> = ToPyResult(serialize::to_bytes(&self.inner)).into();
-        Ok(PyBytes::new(py, &bytes?))
+        pickle::to_py_bytes(py, &self.inner)
     }
 
     /// Inverse of `to_bytes`; rejects corrupt or foreign bytes with `ValueError`.
     #[staticmethod]
     fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        let inner: regression::ForestRegressor = serialize::from_bytes(bytes).map_err(to_py_err)?;
-        if !inner.is_consistent() {
-            return Err(to_py_err(Error::Corrupt(
-                "inconsistent forest arrays".into(),
-            )));
-        }
+        let inner = pickle::from_py_bytes(bytes, regression::ForestRegressor::is_consistent)?;
         Ok(Self {
-            inner,
+            inner: RwLock::new(inner),
             pools: PoolCache::default(),
         })
     }
@@ -292,10 +331,6 @@ impl ForestRegressor {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let restore = py
-            .import("mondrian_learn._core")?
-            .getattr("ForestRegressor")?
-            .getattr("from_bytes")?;
-        Ok((restore, (self.to_bytes(py)?,)))
+        pickle::reduce(py, "ForestRegressor", self.to_bytes(py)?)
     }
 }

@@ -2,6 +2,7 @@
 
 mod error;
 mod forest;
+mod pickle;
 mod run;
 
 use pyo3::prelude::*;

@@ -4,7 +4,19 @@ use super::error::to_py_err;
 use crate::parallel::pool;
 use pyo3::prelude::*;
 use rayon::ThreadPool;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Shared access to a model behind a lock (a panic elsewhere cannot leave it half-updated
+/// in a way later calls would trip on: every update validates before it mutates).
+pub fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Exclusive access to a model behind a lock. Take it only with the GIL released.
+pub fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// The pool a fitted model last used, kept so that many small calls (one-point
 /// `partial_fit`, say) do not spawn threads each time.

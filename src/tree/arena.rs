@@ -1,6 +1,7 @@
 //! The arena: a Mondrian tree as parallel arrays indexed by `u32` node ids.
 
 use super::leaf_samples::LeafSamples;
+use super::params::TreeParams;
 use crate::rng::TreeRng;
 use serde::{Deserialize, Serialize};
 
@@ -172,57 +173,87 @@ impl MondrianTree {
     }
 
     /// Structural checks run on a deserialised tree so that corrupt bytes give an error,
-    /// never an out-of-bounds panic or an endless loop.
-    pub fn is_consistent(&self, n_rows: usize) -> bool {
+    /// never an out-of-bounds panic, an endless loop or NaN predictions: array sizes; every
+    /// node reached from the root exactly once through children that name their parent;
+    /// times increasing down the tree up to the lifetime (leaves at the lifetime); counts
+    /// adding up; finite boxes; leaf point ranges inside the index array and below `n_rows`.
+    pub fn is_consistent(&self, n_rows: usize, params: &TreeParams) -> bool {
         let n = self.n_nodes();
         let d = self.n_features;
         let sizes_ok = [self.cuts.len(), self.tau.len(), self.n_samples.len()]
             .iter()
             .all(|&len| len == n)
             && self.lower.len() == n * d
-            && self.upper.len() == n * d;
-        if !sizes_ok || (n == 0) != (self.root == NONE) || (n > 0 && self.root as usize >= n) {
+            && self.upper.len() == n * d
+            && self.samples.is_consistent(n);
+        if !sizes_ok || (n == 0) != (self.root == NONE) {
             return false;
         }
-        // Children point to later-or-earlier nodes, but each node has exactly the parent
-        // that names it, so routing from the root visits every node at most once.
-        for j in 0..n {
-            let Cut {
-                dim: sd,
-                left: l,
-                right: r,
-                ..
-            } = self.cuts[j];
-            if sd == NONE {
-                continue;
-            }
-            if sd as usize >= d || l as usize >= n || r as usize >= n {
-                return false;
-            }
-            if self.parent[l as usize] != j as u32 || self.parent[r as usize] != j as u32 {
-                return false;
-            }
+        if n == 0 {
+            return true;
         }
-        if n > 0 && self.parent[self.root as usize] != NONE {
+        if self.root as usize >= n || self.parent[self.root as usize] != NONE {
             return false;
         }
-        let counts = &self.n_samples;
-        let leaves_ok = self.samples.is_consistent(n, |j| {
-            if counts[j] == 0 {
-                0
-            } else {
-                counts[j] as usize
+        let mut visited = 0usize;
+        let mut stack = vec![self.root];
+        while let Some(j) = stack.pop() {
+            visited += 1;
+            if visited > n || !self.node_is_consistent(j, n_rows, params) {
+                return false;
             }
-        });
-        leaves_ok
-            && (0..n as u32)
-                .filter(|&j| self.is_leaf(j))
-                .all(|j| self.samples.cap[j as usize] > 0 || self.n_samples[j as usize] == 0)
-            && (0..n as u32).filter(|&j| self.is_leaf(j)).all(|j| {
-                self.samples
-                    .of(j, self.n_samples[j as usize] as usize)
+            let cut = self.cuts[j as usize];
+            if cut.dim != NONE {
+                stack.push(cut.left);
+                stack.push(cut.right);
+            }
+        }
+        visited == n
+    }
+
+    /// The checks of [`Self::is_consistent`] local to node `j` (its children's ids and
+    /// parent links included, so that the walk from the root can trust them).
+    fn node_is_consistent(&self, j: u32, n_rows: usize, params: &TreeParams) -> bool {
+        let (n, ju) = (self.n_nodes(), j as usize);
+        let count = self.n_samples[ju] as u64;
+        let boxes_ok = self
+            .lower(j)
+            .iter()
+            .zip(self.upper(j))
+            .all(|(l, u)| l.is_finite() && u.is_finite() && l <= u);
+        let tau = self.tau[ju];
+        let Cut {
+            threshold,
+            dim,
+            left,
+            right,
+        } = self.cuts[ju];
+        if count == 0 || !boxes_ok || tau.is_nan() || tau < self.tau_parent(j) {
+            return false;
+        }
+        if dim == NONE {
+            let (start, cap) = (self.samples.start[ju], self.samples.cap[ju] as u64);
+            return tau == params.lifetime
+                && count <= cap
+                && start
+                    .checked_add(count as usize)
+                    .is_some_and(|end| end <= self.samples.data.len())
+                && self
+                    .samples
+                    .of(j, count as usize)
                     .iter()
-                    .all(|&i| (i as usize) < n_rows)
-            })
+                    .all(|&i| (i as usize) < n_rows);
+        }
+        let children_ok = (dim as usize) < self.n_features
+            && (left as usize) < n
+            && (right as usize) < n
+            && left != right
+            && self.parent[left as usize] == j
+            && self.parent[right as usize] == j;
+        children_ok
+            && threshold.is_finite()
+            && tau.is_finite()
+            && tau <= params.lifetime
+            && count == self.n_samples[left as usize] as u64 + self.n_samples[right as usize] as u64
     }
 }

@@ -1,0 +1,51 @@
+//! Pickling for every fitted Rust handle: the versioned byte format of [`crate::serialize`],
+//! a structural check of what is read back, and `__reduce__` pointing at the class's
+//! `from_bytes`.
+
+use super::error::to_py_err;
+use super::run::read;
+use crate::error::Error;
+use crate::serialize;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde::{de::DeserializeOwned, Serialize};
+use std::sync::RwLock;
+
+/// The versioned bytes of the model behind `lock` (serialised with the GIL released).
+pub fn to_py_bytes<'py, T: Serialize + Send + Sync>(
+    py: Python<'py>,
+    lock: &RwLock<T>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = py
+        .detach(|| serialize::to_bytes(&*read(lock)))
+        .map_err(to_py_err)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Reads `bytes` back; `is_consistent` must accept the result (corrupt or foreign bytes give
+/// `ValueError`, never a panic later).
+pub fn from_py_bytes<T: DeserializeOwned>(
+    bytes: &[u8],
+    is_consistent: impl FnOnce(&T) -> bool,
+) -> PyResult<T> {
+    let value: T = serialize::from_bytes(bytes).map_err(to_py_err)?;
+    if !is_consistent(&value) {
+        return Err(to_py_err(Error::Corrupt(
+            "the stored model fails its consistency checks".into(),
+        )));
+    }
+    Ok(value)
+}
+
+/// `(mondrian_learn._core.<class_name>.from_bytes, (bytes,))` for `__reduce__`.
+pub fn reduce<'py>(
+    py: Python<'py>,
+    class_name: &str,
+    bytes: Bound<'py, PyBytes>,
+) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+    let restore = py
+        .import("mondrian_learn._core")?
+        .getattr(class_name)?
+        .getattr("from_bytes")?;
+    Ok((restore, (bytes,)))
+}
