@@ -113,32 +113,48 @@ impl Gaussian {
     }
 }
 
-/// Per node of one tree: the posterior of μ_j, and the two messages it combines.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct TreePosterior {
-    /// p(μ_j | all labels).
-    pub posterior: Vec<Gaussian>,
+/// The two messages node j combines into its posterior, side by side (32 aligned bytes)
+/// because prediction reads both for the same random node.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[repr(C, align(32))]
+pub struct NodeMessages {
     /// p(μ_parent(j) | labels outside j's subtree): the message j receives before its own
     /// prior increment φ_j is added (a point mass at μ_H for the root, whose "parent" is the
     /// fixed prior mean at time 0). Prediction needs it to place a new node between the
     /// parent and j.
-    pub cavity: Vec<Gaussian>,
+    pub cavity: Gaussian,
     /// Likelihood of μ_j from the labels in j's subtree (as a Gaussian in μ_j).
-    pub from_below: Vec<Gaussian>,
+    pub from_below: Gaussian,
+}
+
+/// Per node of one tree, the messages of belief propagation; the posterior of μ_j is
+/// [`TreePosterior::posterior`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TreePosterior {
+    pub messages: Vec<NodeMessages>,
 }
 
 impl TreePosterior {
-    /// Grows the per-node arrays to `n` nodes (new nodes start at a zero Gaussian).
+    /// Grows the per-node arrays to `n` nodes (new nodes start at zero Gaussians).
     fn resize(&mut self, n: usize) {
-        self.posterior.resize(n, Gaussian::default());
-        self.cavity.resize(n, Gaussian::default());
-        self.from_below.resize(n, Gaussian::default());
+        self.messages.resize(n, NodeMessages::default());
+    }
+
+    /// p(μ_j | all labels) = (cavity widened by φ_j) × likelihood from below.
+    #[inline]
+    pub fn posterior(&self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> Gaussian {
+        let m = &self.messages[j as usize];
+        m.cavity
+            .widen(increment_of(tree, prior, j))
+            .times(m.from_below)
     }
 
     /// Node j's message to its parent: its likelihood from below widened by φ_j.
     #[inline]
     fn upward(&self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> Gaussian {
-        self.from_below[j as usize].widen(increment_of(tree, prior, j))
+        self.messages[j as usize]
+            .from_below
+            .widen(increment_of(tree, prior, j))
     }
 
     /// Recomputes node j's likelihood from below from its leaf sum or its children.
@@ -151,7 +167,7 @@ impl TreePosterior {
     ) {
         let ju = j as usize;
         let cut = &tree.cuts[ju];
-        self.from_below[ju] = if cut.dim == NONE {
+        self.messages[ju].from_below = if cut.dim == NONE {
             let count = tree.n_samples[ju].max(1) as f64;
             Gaussian {
                 mean: leaf_sum[ju] / count,
@@ -163,8 +179,8 @@ impl TreePosterior {
         };
     }
 
-    /// Recomputes node j's cavity (message from above) and posterior; its parent's cavity
-    /// and its sibling's likelihood from below must be current.
+    /// Recomputes node j's cavity (message from above); its parent's cavity and its
+    /// sibling's likelihood from below must be current.
     fn update_from_above(&mut self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) {
         let ju = j as usize;
         let cavity = match tree.parent[ju] {
@@ -175,21 +191,20 @@ impl TreePosterior {
             p => {
                 let cut = &tree.cuts[p as usize];
                 let sibling = if cut.left == j { cut.right } else { cut.left };
-                let parent_above = self.cavity[p as usize].widen(increment_of(tree, prior, p));
+                let parent_above = self.messages[p as usize]
+                    .cavity
+                    .widen(increment_of(tree, prior, p));
                 parent_above.times(self.upward(tree, prior, sibling))
             }
         };
-        self.cavity[ju] = cavity;
-        self.posterior[ju] = cavity
-            .widen(increment_of(tree, prior, j))
-            .times(self.from_below[ju]);
+        self.messages[ju].cavity = cavity;
     }
 }
 
 /// φ_j = γ₁ (σ(γ₂ τ_j) − σ(γ₂ τ_parent(j))).
 #[inline]
 fn increment_of(tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> f64 {
-    prior.increment(tree.tau_parent(j), tree.tau[j as usize])
+    prior.increment(tree.tau_parent(j), tree.tau(j))
 }
 
 /// Belief propagation on `tree`, whose leaf `j` holds `n_samples[j]` labels summing to

@@ -55,18 +55,31 @@ pub fn tree_components(
     out: &mut Vec<Component>,
 ) {
     route(tree, x, scratch);
+    routed_components(tree, post, prior, lifetime, scratch, out);
+}
+
+/// [`tree_components`] for a point already routed (`route` or `route_group`).
+pub fn routed_components(
+    tree: &MondrianTree,
+    post: &TreePosterior,
+    prior: &GaussianPrior,
+    lifetime: f64,
+    scratch: &RouteScratch,
+    out: &mut Vec<Component>,
+) {
     let RouteScratch { path, eta } = scratch;
     let mut keep = 1.0;
     let mut t_parent = 0.0;
     for (&node, &eta) in path.iter().zip(eta.iter()) {
         let j = node as usize;
-        let tau = tree.tau[j];
+        let tau = tree.cuts[j].tau;
         let cost = tau - t_parent;
         let p_sep = branch_off_prob(eta, cost);
         if p_sep > 0.0 {
             let t_split = t_parent + truncated_exponential_mean(eta, cost);
-            let above = post.cavity[j].widen(prior.increment(t_parent, t_split));
-            let below = post.from_below[j].widen(prior.increment(t_split, tau));
+            let messages = &post.messages[j];
+            let above = messages.cavity.widen(prior.increment(t_parent, t_split));
+            let below = messages.from_below.widen(prior.increment(t_split, tau));
             let Gaussian { mean, var } = above.times(below);
             let leaf_increment = prior.increment(t_split, lifetime);
             out.push(Component {
@@ -80,7 +93,7 @@ pub fn tree_components(
     }
     let leaf = *path.last().unwrap_or(&tree.root) as usize;
     if keep > 0.0 {
-        let Gaussian { mean, var } = post.posterior[leaf];
+        let Gaussian { mean, var } = post.posterior(tree, prior, leaf as u32);
         out.push(Component {
             weight: keep,
             mean,

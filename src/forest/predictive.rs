@@ -2,11 +2,11 @@
 //! variance (AISTATS 2016, eq. 4–5), exact quantiles and log densities of the equal-weight
 //! mixture over trees of each tree's branch-off mixture ([`super::predict`]).
 
-use super::predict::{mixture_quantile, tree_components, Component, LogDensityFold, MomentsFold};
+use super::predict::{mixture_quantile, routed_components, Component, LogDensityFold, MomentsFold};
 use super::regression::{check_targets, ForestRegressor};
 use crate::error::{Error, Result};
 use crate::parallel::for_each_row_block;
-use crate::tree::route::RouteScratch;
+use crate::tree::route::{route_group, RouteScratch, GROUP};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rayon::ThreadPool;
 
@@ -108,14 +108,18 @@ impl ForestRegressor {
         let lifetime = self.forest.params.lifetime;
         for_each_row_block(pool, out, 1, flat, d, |first, out, rows| {
             let mut comps = Vec::new();
-            let mut scratch = RouteScratch::default();
+            let mut scratches = vec![RouteScratch::default(); GROUP];
             let mut acc = vec![init.clone(); out.len()];
             for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
-                for (k, (a, row)) in acc.iter_mut().zip(rows.chunks_exact(d)).enumerate() {
-                    comps.clear();
-                    tree_components(tree, post, &prior, lifetime, row, &mut scratch, &mut comps);
-                    for c in &comps {
-                        fold(a, c, first + k);
+                let groups = acc.chunks_mut(GROUP).zip(rows.chunks(GROUP * d));
+                for (g, (accs, group)) in groups.enumerate() {
+                    route_group(tree, group, d, &mut scratches);
+                    for (k, (a, scratch)) in accs.iter_mut().zip(&scratches).enumerate() {
+                        comps.clear();
+                        routed_components(tree, post, &prior, lifetime, scratch, &mut comps);
+                        for c in &comps {
+                            fold(a, c, first + g * GROUP + k);
+                        }
                     }
                 }
             }

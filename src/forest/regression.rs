@@ -8,7 +8,7 @@
 //! the next prediction) or updated along the new points' paths.
 
 use super::hyperparameters::{heuristic_prior, PriorOverrides, TargetStats};
-use super::posterior::{tree_posterior, update_paths, GaussianPrior, TreePosterior};
+use super::posterior::{tree_posterior, update_paths, Gaussian, GaussianPrior, TreePosterior};
 use super::MondrianForest;
 use crate::error::{Error, Result};
 use crate::parallel::is_small;
@@ -157,15 +157,19 @@ impl ForestRegressor {
         })
     }
 
-    /// The posterior of tree `index`.
-    pub fn posterior(&self, index: usize) -> Result<&TreePosterior> {
-        self.prior()?;
-        self.posteriors.get(index).ok_or_else(|| {
-            Error::InvalidInput(format!(
+    /// p(μ_j | data) for every node j of tree `index`.
+    pub fn node_posteriors(&self, index: usize) -> Result<Vec<Gaussian>> {
+        let prior = self.prior()?;
+        let (Some(tree), Some(post)) = (self.forest.trees.get(index), self.posteriors.get(index))
+        else {
+            return Err(Error::InvalidInput(format!(
                 "tree index {index} out of range for {} trees",
                 self.posteriors.len()
-            ))
-        })
+            )));
+        };
+        Ok((0..tree.n_nodes() as u32)
+            .map(|j| post.posterior(tree, &prior, j))
+            .collect())
     }
 
     /// Recomputes the prior and every tree's posterior.
@@ -300,11 +304,7 @@ impl ForestRegressor {
                         .posteriors
                         .iter()
                         .zip(&self.forest.trees)
-                        .all(|(p, t)| {
-                            [p.posterior.len(), p.cavity.len(), p.from_below.len()]
-                                .iter()
-                                .all(|&len| len == t.n_nodes())
-                        })))
+                        .all(|(p, t)| p.messages.len() == t.n_nodes())))
             && self
                 .leaf_stats
                 .iter()

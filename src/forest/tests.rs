@@ -45,7 +45,7 @@ fn assert_valid(tree: &MondrianTree, x: &[f64], n_rows: usize, params: &TreePara
             }
             assert_eq!(tree.lower(j), &lo[..]);
             assert_eq!(tree.upper(j), &hi[..]);
-            assert_eq!(tree.tau[ju], params.lifetime);
+            assert_eq!(tree.tau(j), params.lifetime);
             // A leaf that could split must have been stopped by the lifetime.
             let paused = params.is_paused(pts.len(), tree.linear_dimension(j));
             assert!(paused || params.lifetime.is_finite());
@@ -64,8 +64,8 @@ fn assert_valid(tree: &MondrianTree, x: &[f64], n_rows: usize, params: &TreePara
             let dim = tree.cuts[ju].dim as usize;
             assert!(tree.upper(l)[dim] <= tree.cuts[ju].threshold);
             assert!(tree.lower(r)[dim] > tree.cuts[ju].threshold);
-            assert!(tree.tau[ju] > tree.tau_parent(j) || tree.parent[ju] == NONE);
-            assert!(tree.tau[ju] <= params.lifetime);
+            assert!(tree.tau(j) > tree.tau_parent(j) || tree.parent[ju] == NONE);
+            assert!(tree.tau(j) <= params.lifetime);
             stack.push(l);
             stack.push(r);
         }

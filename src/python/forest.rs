@@ -215,11 +215,8 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
         let (mean, var): (Vec<f64>, Vec<f64>) = self.with_posterior(py, n_jobs, |m, _| {
-            Ok(m.posterior(index)?
-                .posterior
-                .iter()
-                .map(|g| (g.mean, g.var))
-                .unzip())
+            m.node_posteriors(index)
+                .map(|p| p.into_iter().map(|g| (g.mean, g.var)).unzip())
         })?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
@@ -291,7 +288,7 @@ impl ForestRegressor {
                 ids(&mut tree.parent.iter().copied()),
                 [field(|c| c.left), field(|c| c.right), field(|c| c.dim)],
                 tree.cuts.iter().map(|c| c.threshold).collect::<Vec<f64>>(),
-                tree.tau.clone(),
+                tree.cuts.iter().map(|c| c.tau).collect::<Vec<f64>>(),
                 [boxes(&tree.lower)?, boxes(&tree.upper)?],
                 tree.n_samples.clone(),
             ))

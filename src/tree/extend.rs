@@ -83,7 +83,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             exponential(&mut tree.rng, eta)
         };
         // E is ∞ when the points lie inside the box (η = 0): skip the node's time then.
-        if e.is_finite() && e < tree.tau[j] - t_parent {
+        if e.is_finite() && e < tree.cuts[j].tau - t_parent {
             let t_new = t_parent + e;
             let side = weighted_index(&mut tree.rng, gap.iter().copied(), eta);
             let (dim, below) = (side / 2, side % 2 == 0);
@@ -181,7 +181,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                 &mut sides_lower,
                 &mut sides_upper,
             );
-            let t = tree.tau[j];
+            let t = tree.cuts[j].tau;
             let children = [
                 (tree.cuts[j].left, start, n_left),
                 (tree.cuts[j].right, start + n_left, len - n_left),
@@ -222,7 +222,7 @@ fn insert_parent(
     let pi = p as usize;
     tree.cuts[pi].dim = dim as u32;
     tree.cuts[pi].threshold = cut;
-    tree.tau[pi] = tau;
+    tree.cuts[pi].tau = tau;
     if node_is_right {
         tree.cuts[pi].right = node;
     } else {

@@ -40,12 +40,12 @@ pub fn branch_off_prob(eta: f64, cost: f64) -> f64 {
 }
 
 /// Fills `scratch.path` with the nodes from the root to the leaf that `x` routes to, and
-/// `scratch.eta` with η_j(x) for each of them. The tree must have a root.
+/// `scratch.eta` with η_j(x) for each of them.
 ///
 /// Routing uses only the packed cuts; the η loop comes after, with independent box loads, so
 /// the processor overlaps their cache misses instead of chaining them.
 pub fn route(tree: &MondrianTree, x: &[f64], scratch: &mut RouteScratch) {
-    let RouteScratch { path, eta } = scratch;
+    let path = &mut scratch.path;
     path.clear();
     let mut node = tree.root;
     while node != NONE {
@@ -60,11 +60,61 @@ pub fn route(tree: &MondrianTree, x: &[f64], scratch: &mut RouteScratch) {
             cut.right
         };
     }
+    fill_eta(tree, x, scratch);
+}
+
+/// Points routed together by [`route_group`]: enough independent routing chains to keep
+/// the processor's outstanding cache misses busy.
+pub const GROUP: usize = 8;
+
+/// [`route`] for up to [`GROUP`] points at once (`rows` row-major, `d` wide; one scratch per
+/// point): the points descend in lockstep, so the cut loads of different points overlap
+/// instead of each point's chain of dependent loads running alone.
+pub fn route_group(tree: &MondrianTree, rows: &[f64], d: usize, scratches: &mut [RouteScratch]) {
+    let mut nodes = [NONE; GROUP];
+    let n = scratches.len().min(GROUP).min(rows.len() / d.max(1));
+    for (node, scratch) in nodes.iter_mut().zip(scratches.iter_mut()).take(n) {
+        *node = tree.root;
+        scratch.path.clear();
+    }
+    let mut active = true;
+    while active {
+        active = false;
+        for k in 0..n {
+            let node = nodes[k];
+            if node == NONE {
+                continue;
+            }
+            scratches[k].path.push(node);
+            let cut = &tree.cuts[node as usize];
+            nodes[k] = if cut.dim == NONE {
+                NONE
+            } else if rows[k * d + cut.dim as usize] <= cut.threshold {
+                cut.left
+            } else {
+                cut.right
+            };
+            active |= nodes[k] != NONE;
+        }
+    }
+    for (k, scratch) in scratches.iter_mut().enumerate().take(n) {
+        fill_eta(tree, &rows[k * d..(k + 1) * d], scratch);
+    }
+}
+
+/// η for every node on `scratch.path`, computed from the leaf upwards: a node's data box
+/// contains its children's, so once η is 0 it is 0 (exactly) for every ancestor and their
+/// boxes need not be read.
+fn fill_eta(tree: &MondrianTree, x: &[f64], scratch: &mut RouteScratch) {
+    let RouteScratch { path, eta } = scratch;
     eta.clear();
-    eta.extend(
-        path.iter()
-            .map(|&j| outside_distance(tree.lower(j), tree.upper(j), x)),
-    );
+    eta.resize(path.len(), 0.0);
+    for (e, &j) in eta.iter_mut().zip(path.iter()).rev() {
+        *e = outside_distance(tree.lower(j), tree.upper(j), x);
+        if *e == 0.0 {
+            break;
+        }
+    }
 }
 
 /// The leaf `x` routes to and the probability that, under the conditional Mondrian, no cut
@@ -78,7 +128,7 @@ pub fn leaf_and_stay_prob(
     let mut exponent = 0.0;
     let mut t_parent = 0.0;
     for (&j, &eta) in scratch.path.iter().zip(&scratch.eta) {
-        let tau = tree.tau[j as usize];
+        let tau = tree.tau(j);
         if eta > 0.0 {
             // η > 0 with an infinite remaining lifetime separates for sure.
             exponent += eta * (tau - t_parent);
@@ -109,7 +159,7 @@ mod tests {
         }
         // Outside every box by 0.5 in one coordinate: the root alone gives exp(−0.5 τ_root).
         let (_, stay) = leaf_and_stay_prob(&tree, &[1.5, 0.5], &mut scratch);
-        assert!(stay < (-0.5 * tree.tau[tree.root as usize]).exp() + 1e-15);
+        assert!(stay < (-0.5 * tree.tau(tree.root)).exp() + 1e-15);
         assert!(stay > 0.0);
     }
 

@@ -98,12 +98,12 @@ pub(crate) fn grow(
             }
         }
         let Some((time, dim, cut)) = split else {
-            tree.tau[j] = params.lifetime;
+            tree.cuts[j].tau = params.lifetime;
             tree.samples.set_range(node, start + offset, len as u32);
             tree.touched.push(node);
             continue;
         };
-        tree.tau[j] = time;
+        tree.cuts[j].tau = time;
         tree.cuts[j].dim = dim as u32;
         tree.cuts[j].threshold = cut;
         let left = tree.push_node(node);
