@@ -68,6 +68,15 @@ pub fn routed_components(
     out: &mut Vec<Component>,
 ) {
     let RouteScratch { path, eta } = scratch;
+    // Touch the messages of every node the mixture will read (those the point lies outside
+    // of, and the leaf) in one loop of independent loads, so their cache misses overlap
+    // instead of waiting behind each component's transcendental functions.
+    let first_outside = eta.iter().position(|&e| e > 0.0).unwrap_or(path.len());
+    let touched: f64 = path[first_outside.min(path.len().saturating_sub(1))..]
+        .iter()
+        .map(|&j| post.messages[j as usize].cavity.var)
+        .sum();
+    std::hint::black_box(touched);
     let mut keep = 1.0;
     let mut t_parent = 0.0;
     for (&node, &eta) in path.iter().zip(eta.iter()) {

@@ -278,8 +278,8 @@ impl ForestRegressor {
                 ))
             })?;
             let (n, d) = (tree.n_nodes(), tree.n_features);
-            let boxes = |v: &[f64]| {
-                numpy::ndarray::Array2::from_shape_vec((n, d), v.to_vec())
+            let boxes = |v: &mut dyn Iterator<Item = &f64>| {
+                numpy::ndarray::Array2::from_shape_vec((n, d), v.copied().collect())
                     .map_err(|e| Error::Corrupt(e.to_string()))
             };
             let field = |f: fn(&Cut) -> u32| ids(&mut tree.cuts.iter().map(f));
@@ -289,7 +289,10 @@ impl ForestRegressor {
                 [field(|c| c.left), field(|c| c.right), field(|c| c.dim)],
                 tree.cuts.iter().map(|c| c.threshold).collect::<Vec<f64>>(),
                 tree.cuts.iter().map(|c| c.tau).collect::<Vec<f64>>(),
-                [boxes(&tree.lower)?, boxes(&tree.upper)?],
+                [
+                    boxes(&mut (0..n as u32).flat_map(|j| tree.lower(j)))?,
+                    boxes(&mut (0..n as u32).flat_map(|j| tree.upper(j)))?,
+                ],
                 tree.n_samples.clone(),
             ))
         });

@@ -48,8 +48,9 @@ pub struct MondrianTree {
     pub root: u32,
     pub parent: Vec<u32>,
     pub cuts: Vec<Cut>,
-    pub lower: Vec<f64>,
-    pub upper: Vec<f64>,
+    /// Data boxes, 2·D values per node: the lower corner, then the upper corner (side by side
+    /// because prediction reads both for the same random node).
+    pub bounds: Vec<f64>,
     pub n_samples: Vec<u32>,
     pub samples: LeafSamples,
     /// The tree's own random stream; it advances with every draw, online updates included.
@@ -68,8 +69,7 @@ impl MondrianTree {
             root: NONE,
             parent: Vec::new(),
             cuts: Vec::new(),
-            lower: Vec::new(),
-            upper: Vec::new(),
+            bounds: Vec::new(),
             n_samples: Vec::new(),
             samples: LeafSamples::default(),
             rng,
@@ -82,8 +82,7 @@ impl MondrianTree {
     pub(crate) fn reserve_nodes(&mut self, additional: usize) {
         self.parent.reserve(additional);
         self.cuts.reserve(additional);
-        self.lower.reserve(additional * self.n_features);
-        self.upper.reserve(additional * self.n_features);
+        self.bounds.reserve(2 * additional * self.n_features);
         self.n_samples.reserve(additional);
         self.samples.start.reserve(additional);
         self.samples.cap.reserve(additional);
@@ -94,10 +93,10 @@ impl MondrianTree {
         let id = self.parent.len() as u32;
         self.parent.push(parent);
         self.cuts.push(Cut::LEAF);
-        self.lower
-            .extend(std::iter::repeat_n(f64::INFINITY, self.n_features));
-        self.upper
-            .extend(std::iter::repeat_n(f64::NEG_INFINITY, self.n_features));
+        let d = self.n_features;
+        self.bounds.extend(std::iter::repeat_n(f64::INFINITY, d));
+        self.bounds
+            .extend(std::iter::repeat_n(f64::NEG_INFINITY, d));
         self.n_samples.push(0);
         self.samples.push_node();
         id
@@ -121,15 +120,30 @@ impl MondrianTree {
     /// Lower corner of the data box of `node`.
     #[inline]
     pub fn lower(&self, node: u32) -> &[f64] {
-        let s = node as usize * self.n_features;
-        &self.lower[s..s + self.n_features]
+        let s = 2 * node as usize * self.n_features;
+        &self.bounds[s..s + self.n_features]
     }
 
     /// Upper corner of the data box of `node`.
     #[inline]
     pub fn upper(&self, node: u32) -> &[f64] {
-        let s = node as usize * self.n_features;
-        &self.upper[s..s + self.n_features]
+        let s = (2 * node as usize + 1) * self.n_features;
+        &self.bounds[s..s + self.n_features]
+    }
+
+    /// The box of `node` as `[lower corner, upper corner]` (2·D values).
+    #[inline]
+    pub fn node_box(&self, node: u32) -> &[f64] {
+        let s = 2 * node as usize * self.n_features;
+        &self.bounds[s..s + 2 * self.n_features]
+    }
+
+    /// Mutable boxes of the `count` consecutive nodes from `first` (2·D values each).
+    #[inline]
+    pub(crate) fn boxes_mut(&mut self, first: u32, count: usize) -> &mut [f64] {
+        let w = 2 * self.n_features;
+        let s = first as usize * w;
+        &mut self.bounds[s..s + count * w]
     }
 
     /// Σ_d (u_d − l_d): the rate of the block's split time.
@@ -190,8 +204,7 @@ impl MondrianTree {
         let sizes_ok = [self.cuts.len(), self.n_samples.len()]
             .iter()
             .all(|&len| len == n)
-            && self.lower.len() == n * d
-            && self.upper.len() == n * d
+            && self.bounds.len() == 2 * n * d
             && self.samples.is_consistent(n);
         if !sizes_ok || (n == 0) != (self.root == NONE) {
             return false;

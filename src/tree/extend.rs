@@ -40,40 +40,43 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
     let d = tree.n_features;
     let mut points = new_rows.to_vec();
     // Working copy of the new rows, partitioned along with `points` so that each level reads
-    // them sequentially; the partition also yields each side's bounds.
+    // them sequentially; the partition also yields each side's box.
     let mut rows = Vec::with_capacity(points.len() * d);
     for &i in &points {
         rows.extend_from_slice(&x[i as usize * d..(i as usize + 1) * d]);
     }
-    let mut new_lower = vec![f64::INFINITY; d];
-    let mut new_upper = vec![f64::NEG_INFINITY; d];
+    // `bounds` is a stack of the boxes ([lower, upper], 2d values) of the points of each
+    // `stack` entry, pushed and popped in step; `here` is the current entry's box.
+    let mut here = vec![f64::INFINITY; 2 * d];
+    here[d..].fill(f64::NEG_INFINITY);
     for row in rows.chunks_exact(d) {
         for k in 0..d {
-            new_lower[k] = new_lower[k].min(row[k]);
-            new_upper[k] = new_upper[k].max(row[k]);
+            here[k] = here[k].min(row[k]);
+            here[d + k] = here[d + k].max(row[k]);
         }
     }
-    let (mut sides_lower, mut sides_upper) = (vec![0.0; 2 * d], vec![0.0; 2 * d]);
+    let mut bounds = here.clone();
+    let mut sides = vec![0.0; 4 * d];
     let mut gap = vec![0.0; 2 * d];
     let mut scratch = Vec::new();
-    // (node, range of `points`, birth time of the node's parent); `bounds` holds the
-    // min and max of each entry's points, 2d values per entry, pushed and popped in step.
+    // (node, range of `points`, birth time of the node's parent)
     let mut stack = vec![(tree.root, 0usize, points.len(), 0.0f64)];
-    let mut bounds = [new_lower.as_slice(), new_upper.as_slice()].concat();
     while let Some((node, start, len, t_parent)) = stack.pop() {
-        let top = bounds.len() - 2 * d;
-        new_lower.copy_from_slice(&bounds[top..top + d]);
-        new_upper.copy_from_slice(&bounds[top + d..]);
-        bounds.truncate(top);
+        here.copy_from_slice(&bounds[bounds.len() - 2 * d..]);
+        bounds.truncate(bounds.len() - 2 * d);
+        let (new_lower, new_upper) = here.split_at(d);
         let j = node as usize;
         let pts = &mut points[start..start + len];
         let pts_rows = &mut rows[start * d..(start + len) * d];
-        // gap[2d] = how far the new points reach below the box, gap[2d+1] above it.
+        // gap[2k] = how far the new points reach below the box, gap[2k+1] above it.
         let mut eta = 0.0;
-        for k in 0..d {
-            gap[2 * k] = (tree.lower[j * d + k] - new_lower[k]).max(0.0);
-            gap[2 * k + 1] = (new_upper[k] - tree.upper[j * d + k]).max(0.0);
-            eta += gap[2 * k] + gap[2 * k + 1];
+        {
+            let (lower, upper) = (tree.lower(node), tree.upper(node));
+            for k in 0..d {
+                gap[2 * k] = (lower[k] - new_lower[k]).max(0.0);
+                gap[2 * k + 1] = (new_upper[k] - upper[k]).max(0.0);
+                eta += gap[2 * k] + gap[2 * k + 1];
+            }
         }
         let n_old = tree.n_samples[j] as usize;
         let paused = tree.is_leaf(node) && params.is_paused(n_old, tree.linear_dimension(node));
@@ -88,9 +91,9 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             let side = weighted_index(&mut tree.rng, gap.iter().copied(), eta);
             let (dim, below) = (side / 2, side % 2 == 0);
             let (a, b) = if below {
-                (new_lower[dim], tree.lower[j * d + dim])
+                (new_lower[dim], tree.lower(node)[dim])
             } else {
-                (tree.upper[j * d + dim], new_upper[dim])
+                (tree.upper(node)[dim], new_upper[dim])
             };
             let cut = loop {
                 // Convex combination: cannot overflow even when b − a would.
@@ -101,15 +104,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                 }
             };
             // Points with x[dim] <= cut go first; the new sibling takes the far side.
-            let n_left = partition_with_boxes(
-                pts_rows,
-                pts,
-                d,
-                dim,
-                cut,
-                &mut sides_lower,
-                &mut sides_upper,
-            );
+            let n_left = partition_with_boxes(pts_rows, pts, d, dim, cut, &mut sides);
             let (far, near, near_side) = if below {
                 (start..start + n_left, (start + n_left, len - n_left), 1)
             } else {
@@ -117,10 +112,9 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             };
             let parent = insert_parent(tree, node, dim, cut, t_new, below);
             let p = parent as usize;
-            for k in 0..d {
-                tree.lower[p * d + k] = tree.lower[j * d + k].min(new_lower[k]);
-                tree.upper[p * d + k] = tree.upper[j * d + k].max(new_upper[k]);
-            }
+            tree.bounds
+                .copy_within(2 * d * j..2 * d * (j + 1), 2 * d * p);
+            enlarge(tree.boxes_mut(parent, 1), &here);
             tree.n_samples[p] = tree.n_samples[j] + len as u32;
             let far_start = tree.samples.push_block(&points[far.clone()]);
             let link = if below {
@@ -140,16 +134,12 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             );
             if near.1 > 0 {
                 stack.push((node, near.0, near.1, t_new));
-                bounds.extend_from_slice(&sides_lower[near_side * d..(near_side + 1) * d]);
-                bounds.extend_from_slice(&sides_upper[near_side * d..(near_side + 1) * d]);
+                bounds.extend_from_slice(&sides[near_side * 2 * d..(near_side + 1) * 2 * d]);
             }
             continue;
         }
         if eta > 0.0 {
-            for k in 0..d {
-                tree.lower[j * d + k] = tree.lower[j * d + k].min(new_lower[k]);
-                tree.upper[j * d + k] = tree.upper[j * d + k].max(new_upper[k]);
-            }
+            enlarge(tree.boxes_mut(node, 1), &here);
         }
         tree.n_samples[j] += len as u32;
         if tree.is_leaf(node) {
@@ -172,15 +162,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             }
         } else {
             let (dim, cut) = (tree.cuts[j].dim as usize, tree.cuts[j].threshold);
-            let n_left = partition_with_boxes(
-                pts_rows,
-                pts,
-                d,
-                dim,
-                cut,
-                &mut sides_lower,
-                &mut sides_upper,
-            );
+            let n_left = partition_with_boxes(pts_rows, pts, d, dim, cut, &mut sides);
             let t = tree.cuts[j].tau;
             let children = [
                 (tree.cuts[j].left, start, n_left),
@@ -191,14 +173,23 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                 let (child, child_start, child_len) = children[side];
                 if child_len > 0 {
                     stack.push((child, child_start, child_len, t));
-                    bounds.extend_from_slice(&sides_lower[side * d..(side + 1) * d]);
-                    bounds.extend_from_slice(&sides_upper[side * d..(side + 1) * d]);
+                    bounds.extend_from_slice(&sides[side * 2 * d..(side + 1) * 2 * d]);
                 }
             }
         }
     }
     let counts = &tree.n_samples;
     tree.samples.maybe_compact(|j| counts[j] as usize);
+}
+
+/// Grows the box `target` to hold the box `other` (each `[lower, upper]`, 2d values).
+fn enlarge(target: &mut [f64], other: &[f64]) {
+    let d = target.len() / 2;
+    let (lower, upper) = target.split_at_mut(d);
+    for k in 0..d {
+        lower[k] = lower[k].min(other[k]);
+        upper[k] = upper[k].max(other[d + k]);
+    }
 }
 
 /// Inserts a new internal node between `node` and its parent; `node` becomes its right child

@@ -6,23 +6,22 @@
 //! which keeps the four running boxes in registers instead of re-loading them per row.
 
 /// Hoare partition of the `d`-wide `rows` (and their `indices`) by `row[dim] <= cut`.
-/// Writes the left child's box into `lower[..d]`/`upper[..d]` and the right child's into
-/// `lower[d..2d]`/`upper[d..2d]`; every row is added to exactly one box. Returns the number
-/// of rows on the left.
+/// Writes both children's boxes into `boxes` (4·d values: the left child's lower and upper
+/// corners, then the right child's, as the arena stores them); every row is added to exactly
+/// one box. Returns the number of rows on the left.
 pub(crate) fn partition_with_boxes(
     rows: &mut [f64],
     indices: &mut [u32],
     d: usize,
     dim: usize,
     cut: f64,
-    lower: &mut [f64],
-    upper: &mut [f64],
+    boxes: &mut [f64],
 ) -> usize {
     macro_rules! fixed_widths {
         ($($n:literal)*) => {
             match d {
-                $($n => fixed::<$n>(rows, indices, dim, cut, lower, upper),)*
-                _ => dynamic(rows, indices, d, dim, cut, lower, upper),
+                $($n => fixed::<$n>(rows, indices, dim, cut, boxes),)*
+                _ => dynamic(rows, indices, d, dim, cut, boxes),
             }
         };
     }
@@ -43,8 +42,7 @@ fn fixed<const D: usize>(
     indices: &mut [u32],
     dim: usize,
     cut: f64,
-    lower: &mut [f64],
-    upper: &mut [f64],
+    boxes: &mut [f64],
 ) -> usize {
     let (rows, _) = rows.as_chunks_mut::<D>();
     let (mut left_lo, mut left_hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
@@ -70,10 +68,9 @@ fn fixed<const D: usize>(
         lo += 1;
         hi -= 1;
     }
-    lower[..D].copy_from_slice(&left_lo);
-    lower[D..2 * D].copy_from_slice(&right_lo);
-    upper[..D].copy_from_slice(&left_hi);
-    upper[D..2 * D].copy_from_slice(&right_hi);
+    for (k, corner) in [left_lo, left_hi, right_lo, right_hi].iter().enumerate() {
+        boxes[k * D..(k + 1) * D].copy_from_slice(corner);
+    }
     lo
 }
 
@@ -83,11 +80,11 @@ fn dynamic(
     d: usize,
     dim: usize,
     cut: f64,
-    lower: &mut [f64],
-    upper: &mut [f64],
+    boxes: &mut [f64],
 ) -> usize {
-    let (left_lower, right_lower) = lower[..2 * d].split_at_mut(d);
-    let (left_upper, right_upper) = upper[..2 * d].split_at_mut(d);
+    let (left, right) = boxes[..4 * d].split_at_mut(2 * d);
+    let (left_lower, left_upper) = left.split_at_mut(d);
+    let (right_lower, right_upper) = right.split_at_mut(d);
     for b in [&mut *left_lower, &mut *right_lower] {
         b.fill(f64::INFINITY);
     }
@@ -138,9 +135,8 @@ mod tests {
             let cut = 0.4;
             let mut r = rows.clone();
             let mut idx: Vec<u32> = (0..n as u32).collect();
-            let (mut lower, mut upper) = (vec![0.0; 2 * d], vec![0.0; 2 * d]);
-            let n_left =
-                partition_with_boxes(&mut r, &mut idx, d, dim, cut, &mut lower, &mut upper);
+            let mut boxes = vec![0.0; 4 * d];
+            let n_left = partition_with_boxes(&mut r, &mut idx, d, dim, cut, &mut boxes);
             let left: Vec<usize> = (0..n).filter(|&i| rows[i * d + dim] <= cut).collect();
             assert_eq!(n_left, left.len());
             for (pos, &i) in idx.iter().enumerate() {
@@ -157,8 +153,8 @@ mod tests {
                     lo[side] = lo[side].min(rows[i * d + k]);
                     hi[side] = hi[side].max(rows[i * d + k]);
                 }
-                assert_eq!((lower[k], upper[k]), (lo[0], hi[0]));
-                assert_eq!((lower[d + k], upper[d + k]), (lo[1], hi[1]));
+                assert_eq!((boxes[k], boxes[d + k]), (lo[0], hi[0]));
+                assert_eq!((boxes[2 * d + k], boxes[3 * d + k]), (lo[1], hi[1]));
             }
         }
     }

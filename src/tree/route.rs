@@ -65,7 +65,7 @@ pub fn route(tree: &MondrianTree, x: &[f64], scratch: &mut RouteScratch) {
 
 /// Points routed together by [`route_group`]: enough independent routing chains to keep
 /// the processor's outstanding cache misses busy.
-pub const GROUP: usize = 8;
+pub const GROUP: usize = 16;
 
 /// [`route`] for up to [`GROUP`] points at once (`rows` row-major, `d` wide; one scratch per
 /// point): the points descend in lockstep, so the cut loads of different points overlap

@@ -71,10 +71,7 @@ pub(crate) fn grow(
     };
     let r = root as usize;
     tree.n_samples[r] = len as u32;
-    let (lower, upper) = (
-        &mut tree.lower[r * d..(r + 1) * d],
-        &mut tree.upper[r * d..(r + 1) * d],
-    );
+    let (lower, upper) = tree.boxes_mut(root, 1).split_at_mut(d);
     lower.fill(f64::INFINITY);
     upper.fill(f64::NEG_INFINITY);
     for row in rows.chunks_exact(d) {
@@ -89,10 +86,7 @@ pub(crate) fn grow(
         if !params.is_paused(len, linear_dimension) {
             let time = t + exponential(&mut tree.rng, linear_dimension);
             if time.is_finite() && time <= params.lifetime {
-                let (lower, upper) = (
-                    &tree.lower[j * d..(j + 1) * d],
-                    &tree.upper[j * d..(j + 1) * d],
-                );
+                let (lower, upper) = tree.bounds[2 * j * d..2 * (j + 1) * d].split_at(d);
                 let (dim, cut) = draw_cut(&mut tree.rng, lower, upper, linear_dimension);
                 split = Some((time, dim, cut));
             }
@@ -116,8 +110,8 @@ pub(crate) fn grow(
             d,
             dim,
             cut,
-            &mut tree.lower[left as usize * d..(left as usize + 2) * d],
-            &mut tree.upper[left as usize * d..(left as usize + 2) * d],
+            // The two children are consecutive nodes, so their boxes are one slice.
+            &mut tree.bounds[2 * left as usize * d..2 * (left as usize + 2) * d],
         );
         tree.n_samples[left as usize] = n_left as u32;
         tree.n_samples[right as usize] = (len - n_left) as u32;
