@@ -39,15 +39,24 @@ def _dense_posterior(model: MondrianForestRegressor, index: int, X: np.ndarray, 
     return post_mean, np.diag(post_cov)
 
 
+@pytest.mark.parametrize("online", [False, True])
 @pytest.mark.parametrize("lifetime", [np.inf, 3.0])
-def test_belief_propagation_equals_dense_solve(lifetime: float) -> None:
+def test_belief_propagation_equals_dense_solve(lifetime: float, online: bool) -> None:
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(60, 2))
     y = np.sin(4 * X[:, 0]) + rng.normal(scale=0.3, size=60)
     model = MondrianForestRegressor(
         n_estimators=3, lifetime=lifetime, min_samples_split=8, random_state=1
     )
-    model.partial_fit(X[:30], y[:30]).partial_fit(X[30:], y[30:])  # posterior after an update
+    if online:  # the posterior after an update that reaches outside the first points' box
+        first = X[:, 0] < 0.5
+        model.partial_fit(X[first], y[first]).partial_fit(X[~first], y[~first])
+        # Online updates insert parents after their children: the pass that cannot walk
+        # nodes in id order is the one under test.
+        parents = [model.tree_arrays(i)["parent"] for i in range(3)]
+        assert any((p > np.arange(len(p))).any() for p in parents)
+    else:  # batch trees number parents first: the id-order pass
+        model.fit(X, y)
     for index in range(3):
         mean, var = model.node_posterior(index)
         dense_mean, dense_var = _dense_posterior(model, index, X, y)

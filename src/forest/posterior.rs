@@ -151,18 +151,18 @@ impl TreePosterior {
 
     /// Node j's message to its parent: its likelihood from below widened by φ_j.
     #[inline]
-    fn upward(&self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> Gaussian {
-        self.messages[j as usize]
-            .from_below
-            .widen(increment_of(tree, prior, j))
+    fn upward(&self, phi: &impl Fn(u32) -> f64, j: u32) -> Gaussian {
+        self.messages[j as usize].from_below.widen(phi(j))
     }
 
     /// Recomputes node j's likelihood from below from its leaf sum or its children.
+    #[inline]
     fn update_from_below(
         &mut self,
         tree: &MondrianTree,
         leaf_sum: &[f64],
-        prior: &GaussianPrior,
+        noise_var: f64,
+        phi: &impl Fn(u32) -> f64,
         j: u32,
     ) {
         let ju = j as usize;
@@ -171,30 +171,35 @@ impl TreePosterior {
             let count = tree.n_samples[ju].max(1) as f64;
             Gaussian {
                 mean: leaf_sum[ju] / count,
-                var: prior.noise_var / count,
+                var: noise_var / count,
             }
         } else {
-            self.upward(tree, prior, cut.left)
-                .times(self.upward(tree, prior, cut.right))
+            self.upward(phi, cut.left)
+                .times(self.upward(phi, cut.right))
         };
     }
 
     /// Recomputes node j's cavity (message from above); its parent's cavity and its
     /// sibling's likelihood from below must be current.
-    fn update_from_above(&mut self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) {
+    #[inline]
+    fn update_from_above(
+        &mut self,
+        tree: &MondrianTree,
+        prior_mean: f64,
+        phi: &impl Fn(u32) -> f64,
+        j: u32,
+    ) {
         let ju = j as usize;
         let cavity = match tree.parent[ju] {
             NONE => Gaussian {
-                mean: prior.mean,
+                mean: prior_mean,
                 var: 0.0,
             },
             p => {
                 let cut = &tree.cuts[p as usize];
                 let sibling = if cut.left == j { cut.right } else { cut.left };
-                let parent_above = self.messages[p as usize]
-                    .cavity
-                    .widen(increment_of(tree, prior, p));
-                parent_above.times(self.upward(tree, prior, sibling))
+                let parent_above = self.messages[p as usize].cavity.widen(phi(p));
+                parent_above.times(self.upward(phi, sibling))
             }
         };
         self.messages[ju].cavity = cavity;
@@ -214,13 +219,37 @@ pub fn tree_posterior(
     leaf_sum: &[f64],
     prior: &GaussianPrior,
 ) -> TreePosterior {
+    let n = tree.n_nodes();
     let mut out = TreePosterior::default();
-    out.resize(tree.n_nodes());
+    out.resize(n);
     if tree.root == NONE {
         return out;
     }
-    // Pre-order: every parent before its children.
-    let mut order = Vec::with_capacity(tree.n_nodes());
+    // Each φ_j once (each is read three times below, and costs three exponentials).
+    let increments: Vec<f64> = (0..n as u32)
+        .map(|j| increment_of(tree, prior, j))
+        .collect();
+    let phi = |j: u32| increments[j as usize];
+    let noise = prior.noise_var;
+    // Batch-grown trees number every parent before its children: then id order is a
+    // pre-order and both passes stream through memory. Online updates insert parents after
+    // their children; such trees are walked in an explicit pre-order.
+    let ids_are_preorder = tree.root == 0
+        && tree
+            .parent
+            .iter()
+            .enumerate()
+            .all(|(j, &p)| p == NONE || (p as usize) < j);
+    if ids_are_preorder {
+        for j in (0..n as u32).rev() {
+            out.update_from_below(tree, leaf_sum, noise, &phi, j);
+        }
+        for j in 0..n as u32 {
+            out.update_from_above(tree, prior.mean, &phi, j);
+        }
+        return out;
+    }
+    let mut order = Vec::with_capacity(n);
     let mut stack = vec![tree.root];
     while let Some(j) = stack.pop() {
         order.push(j);
@@ -232,10 +261,10 @@ pub fn tree_posterior(
     }
     // Upward: likelihood from below, children first; then downward, parents first.
     for &j in order.iter().rev() {
-        out.update_from_below(tree, leaf_sum, prior, j);
+        out.update_from_below(tree, leaf_sum, noise, &phi, j);
     }
     for &j in &order {
-        out.update_from_above(tree, prior, j);
+        out.update_from_above(tree, prior.mean, &phi, j);
     }
     out
 }
@@ -272,13 +301,14 @@ pub fn update_paths(
     out.resize(n);
     // Each path bottom-up in turn: a node's last recomputation comes after every changed
     // descendant's (they share that last path and sit below it).
+    let phi = |j: u32| increment_of(tree, prior, j);
     for &j in path_buffer.iter().filter(|&&j| j != NONE) {
-        out.update_from_below(tree, leaf_sum, prior, j);
+        out.update_from_below(tree, leaf_sum, prior.noise_var, &phi, j);
     }
     // Then each path top-down: parents first, siblings' likelihoods already final.
     for path in path_buffer.split(|&j| j == NONE) {
         for &j in path.iter().rev() {
-            out.update_from_above(tree, prior, j);
+            out.update_from_above(tree, prior.mean, &phi, j);
         }
     }
     true
