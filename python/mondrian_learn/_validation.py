@@ -44,8 +44,10 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
         return 1
     if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
         raise ValueError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
-    cores = os.cpu_count() or 1
-    return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+    if n_jobs > 0:
+        return int(n_jobs)
+    # os.cpu_count() reads /sys on every call: only when a negative n_jobs needs it.
+    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
 
 
 def draw_seed(random_state: int | np.random.RandomState | None) -> int:

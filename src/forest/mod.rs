@@ -13,7 +13,9 @@ pub mod regression;
 use crate::error::{Error, Result};
 use crate::parallel::{for_each_row_block, is_small};
 use crate::rng::tree_rng;
-use crate::tree::{extend::extend_tree, sample::sample_tree, MondrianTree, TreeParams};
+use crate::tree::extend::{extend_tree_with, ExtendScratch};
+use crate::tree::route::warm_paths;
+use crate::tree::{sample::sample_tree, MondrianTree, TreeParams};
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -108,16 +110,26 @@ impl MondrianForest {
         let new_rows: Vec<u32> = rows.collect();
         let (x, params) = (&self.x, &self.params);
         if is_small(new_rows.len()) {
-            // Waking the pool costs more than extending by a few points.
+            // Waking the pool costs more than extending by a few points; walking their paths
+            // in all trees at once first overlaps the cache misses that the extension of one
+            // tree after another would take in turn.
+            let d = self.n_features;
+            for &i in &new_rows {
+                let row = &x[i as usize * d..(i as usize + 1) * d];
+                std::hint::black_box(warm_paths(&self.trees, row));
+            }
+            let mut scratch = ExtendScratch::default();
             for tree in &mut self.trees {
-                extend_tree(tree, x, &new_rows, params);
+                extend_tree_with(tree, x, &new_rows, params, &mut scratch);
             }
             return;
         }
         pool.install(|| {
             self.trees
                 .par_iter_mut()
-                .for_each(|tree| extend_tree(tree, x, &new_rows, params))
+                .for_each_init(ExtendScratch::default, |scratch, tree| {
+                    extend_tree_with(tree, x, &new_rows, params, scratch)
+                })
         });
     }
 

@@ -166,9 +166,9 @@ impl TreePosterior {
         j: u32,
     ) {
         let ju = j as usize;
-        let cut = &tree.cuts[ju];
+        let cut = &tree.nodes[ju];
         self.messages[ju].from_below = if cut.dim == NONE {
-            let count = tree.n_samples[ju].max(1) as f64;
+            let count = tree.nodes[ju].n_samples.max(1) as f64;
             Gaussian {
                 mean: leaf_sum[ju] / count,
                 var: noise_var / count,
@@ -196,7 +196,7 @@ impl TreePosterior {
                 var: 0.0,
             },
             p => {
-                let cut = &tree.cuts[p as usize];
+                let cut = &tree.nodes[p as usize];
                 let sibling = if cut.left == j { cut.right } else { cut.left };
                 let parent_above = self.messages[p as usize].cavity.widen(phi(p));
                 parent_above.times(self.upward(phi, sibling))
@@ -212,7 +212,7 @@ fn increment_of(tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> f64 {
     prior.increment(tree.tau_parent(j), tree.tau(j))
 }
 
-/// Belief propagation on `tree`, whose leaf `j` holds `n_samples[j]` labels summing to
+/// Belief propagation on `tree`, whose leaf `j` holds `nodes[j].n_samples` labels summing to
 /// `leaf_sum[j]`.
 pub fn tree_posterior(
     tree: &MondrianTree,
@@ -253,7 +253,7 @@ pub fn tree_posterior(
     let mut stack = vec![tree.root];
     while let Some(j) = stack.pop() {
         order.push(j);
-        let cut = &tree.cuts[j as usize];
+        let cut = &tree.nodes[j as usize];
         if cut.dim != NONE {
             stack.push(cut.right);
             stack.push(cut.left);

@@ -81,7 +81,7 @@ pub fn routed_components(
     let mut t_parent = 0.0;
     for (&node, &eta) in path.iter().zip(eta.iter()) {
         let j = node as usize;
-        let tau = tree.cuts[j].tau;
+        let tau = tree.nodes[j].tau;
         let cost = tau - t_parent;
         let p_sep = branch_off_prob(eta, cost);
         if p_sep > 0.0 {

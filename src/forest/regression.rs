@@ -257,7 +257,7 @@ impl ForestRegressor {
             for &j in nodes {
                 let ju = j as usize;
                 if tree.is_leaf(j) {
-                    let points = tree.samples.of(j, tree.n_samples[ju] as usize);
+                    let points = tree.samples.of(j, tree.nodes[ju].n_samples as usize);
                     let sum: f64 = points.iter().map(|&i| y[i as usize]).sum();
                     let mean = sum / points.len().max(1) as f64;
                     stats.sum[ju] = sum;

@@ -29,7 +29,7 @@ fn assert_valid(tree: &MondrianTree, x: &[f64], n_rows: usize, params: &TreePara
     while let Some(j) = stack.pop() {
         let ju = j as usize;
         if tree.is_leaf(j) {
-            let pts = tree.samples.of(j, tree.n_samples[ju] as usize);
+            let pts = tree.samples.of(j, tree.nodes[ju].n_samples as usize);
             assert!(!pts.is_empty());
             let mut lo = vec![f64::INFINITY; d];
             let mut hi = vec![f64::NEG_INFINITY; d];
@@ -50,10 +50,10 @@ fn assert_valid(tree: &MondrianTree, x: &[f64], n_rows: usize, params: &TreePara
             let paused = params.is_paused(pts.len(), tree.linear_dimension(j));
             assert!(paused || params.lifetime.is_finite());
         } else {
-            let (l, r) = (tree.cuts[ju].left, tree.cuts[ju].right);
+            let (l, r) = (tree.nodes[ju].left, tree.nodes[ju].right);
             assert_eq!(
-                tree.n_samples[ju],
-                tree.n_samples[l as usize] + tree.n_samples[r as usize]
+                tree.nodes[ju].n_samples,
+                tree.nodes[l as usize].n_samples + tree.nodes[r as usize].n_samples
             );
             for k in 0..d {
                 let lo = tree.lower(l)[k].min(tree.lower(r)[k]);
@@ -61,9 +61,9 @@ fn assert_valid(tree: &MondrianTree, x: &[f64], n_rows: usize, params: &TreePara
                 assert_eq!(tree.lower(j)[k], lo);
                 assert_eq!(tree.upper(j)[k], hi);
             }
-            let dim = tree.cuts[ju].dim as usize;
-            assert!(tree.upper(l)[dim] <= tree.cuts[ju].threshold);
-            assert!(tree.lower(r)[dim] > tree.cuts[ju].threshold);
+            let dim = tree.nodes[ju].dim as usize;
+            assert!(tree.upper(l)[dim] <= tree.nodes[ju].threshold);
+            assert!(tree.lower(r)[dim] > tree.nodes[ju].threshold);
             assert!(tree.tau(j) > tree.tau_parent(j) || tree.parent[ju] == NONE);
             assert!(tree.tau(j) <= params.lifetime);
             stack.push(l);
@@ -130,7 +130,7 @@ fn laplace_link() {
     }
 }
 
-/// Balog's report Thm 1.10: in 1-D the cuts form a Poisson process of rate λ, so the gap g
+/// Balog's report Thm 1.10: in 1-D the nodes form a Poisson process of rate λ, so the gap g
 /// between neighbours is cut with probability 1 − e^{−λg}, independently across gaps:
 /// E[#cells] = 1 + Σ (1 − e^{−λ g}), Var = Σ p(1 − p).
 #[test]

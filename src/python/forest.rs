@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::forest::hyperparameters::{NoiseVar, PriorOverrides};
 use crate::forest::regression::{self, PosteriorMode};
 use crate::forest::MondrianForest;
-use crate::tree::arena::Cut;
+use crate::tree::arena::Node;
 use crate::tree::TreeParams;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -282,18 +282,18 @@ impl ForestRegressor {
                 numpy::ndarray::Array2::from_shape_vec((n, d), v.copied().collect())
                     .map_err(|e| Error::Corrupt(e.to_string()))
             };
-            let field = |f: fn(&Cut) -> u32| ids(&mut tree.cuts.iter().map(f));
+            let field = |f: fn(&Node) -> u32| ids(&mut tree.nodes.iter().map(f));
             Ok::<_, Error>((
                 tree.root,
                 ids(&mut tree.parent.iter().copied()),
                 [field(|c| c.left), field(|c| c.right), field(|c| c.dim)],
-                tree.cuts.iter().map(|c| c.threshold).collect::<Vec<f64>>(),
-                tree.cuts.iter().map(|c| c.tau).collect::<Vec<f64>>(),
+                tree.nodes.iter().map(|c| c.threshold).collect::<Vec<f64>>(),
+                tree.nodes.iter().map(|c| c.tau).collect::<Vec<f64>>(),
                 [
                     boxes(&mut (0..n as u32).flat_map(|j| tree.lower(j)))?,
                     boxes(&mut (0..n as u32).flat_map(|j| tree.upper(j)))?,
                 ],
-                tree.n_samples.clone(),
+                tree.nodes.iter().map(|c| c.n_samples).collect::<Vec<u32>>(),
             ))
         });
         let (root, parent, [left, right, dim], threshold, tau, [lower, upper], n_samples) =

@@ -5,15 +5,16 @@ use super::params::TreeParams;
 use crate::rng::TreeRng;
 use serde::{Deserialize, Serialize};
 
-/// Marks "no node" in `parent`, `Cut::left`, `Cut::right` and `Cut::dim`.
+/// Marks "no node" in `parent`, `Node::left`, `Node::right` and `Node::dim`.
 pub const NONE: u32 = u32::MAX;
 
-/// What routing a point through node `j` needs, with the cut's birth time, packed into 32
-/// aligned bytes because prediction and online updates visit nodes in random order: one
-/// cache line per visit, never two, instead of one per field.
+/// What routing a point through node `j` and updating it online need — its cut, the cut's
+/// birth time and its number of points — packed into 32 aligned bytes because prediction and
+/// online updates visit nodes in random order: one cache line per visit, never two, instead
+/// of one per field. (The data box, 2·D values, lives in [`MondrianTree::bounds`].)
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[repr(C, align(32))]
-pub struct Cut {
+pub struct Node {
     /// Points with `x[dim] <= threshold` go left (NaN for a leaf).
     pub threshold: f64,
     /// Birth time of the cut; the lifetime λ (possibly ∞) for a leaf.
@@ -22,23 +23,26 @@ pub struct Cut {
     pub dim: u32,
     pub left: u32,
     pub right: u32,
+    /// Number of training points in the block.
+    pub n_samples: u32,
 }
 
-impl Cut {
-    /// The routing entry of a leaf (its time is set when it stops growing).
-    pub const LEAF: Cut = Cut {
+impl Node {
+    /// A leaf without points (its time is set when it stops growing).
+    pub const LEAF: Node = Node {
         threshold: f64::NAN,
         tau: f64::INFINITY,
         dim: NONE,
         left: NONE,
         right: NONE,
+        n_samples: 0,
     };
 }
 
 /// A Mondrian tree restricted to its training points (struct-of-arrays).
 ///
 /// Node `j` has the data box `lower[j*D..(j+1)*D]`, `upper[..]` (min/max of its training
-/// points), the number of points `n_samples[j]` and a time `tau(j)` (in `cuts[j]`): the birth
+/// points), the number of points `nodes[j].n_samples` and a time `tau(j)` (in `nodes[j]`): the birth
 /// time of its cut for an internal node, the lifetime λ (possibly ∞) for a leaf. So for every
 /// node `tau(j) - tau(parent)` is how long the block lived (the reference code's
 /// `max_split_cost`).
@@ -47,11 +51,10 @@ pub struct MondrianTree {
     pub n_features: usize,
     pub root: u32,
     pub parent: Vec<u32>,
-    pub cuts: Vec<Cut>,
+    pub nodes: Vec<Node>,
     /// Data boxes, 2·D values per node: the lower corner, then the upper corner (side by side
     /// because prediction reads both for the same random node).
     pub bounds: Vec<f64>,
-    pub n_samples: Vec<u32>,
     pub samples: LeafSamples,
     /// The tree's own random stream; it advances with every draw, online updates included.
     pub rng: TreeRng,
@@ -68,9 +71,8 @@ impl MondrianTree {
             n_features,
             root: NONE,
             parent: Vec::new(),
-            cuts: Vec::new(),
+            nodes: Vec::new(),
             bounds: Vec::new(),
-            n_samples: Vec::new(),
             samples: LeafSamples::default(),
             rng,
             touched: Vec::new(),
@@ -81,9 +83,8 @@ impl MondrianTree {
     /// re-allocate (and copy, and page in twice) its arrays again and again.
     pub(crate) fn reserve_nodes(&mut self, additional: usize) {
         self.parent.reserve(additional);
-        self.cuts.reserve(additional);
+        self.nodes.reserve(additional);
         self.bounds.reserve(2 * additional * self.n_features);
-        self.n_samples.reserve(additional);
         self.samples.start.reserve(additional);
         self.samples.cap.reserve(additional);
     }
@@ -92,12 +93,11 @@ impl MondrianTree {
     pub(crate) fn push_node(&mut self, parent: u32) -> u32 {
         let id = self.parent.len() as u32;
         self.parent.push(parent);
-        self.cuts.push(Cut::LEAF);
+        self.nodes.push(Node::LEAF);
         let d = self.n_features;
         self.bounds.extend(std::iter::repeat_n(f64::INFINITY, d));
         self.bounds
             .extend(std::iter::repeat_n(f64::NEG_INFINITY, d));
-        self.n_samples.push(0);
         self.samples.push_node();
         id
     }
@@ -109,12 +109,12 @@ impl MondrianTree {
 
     /// Number of leaves.
     pub fn n_leaves(&self) -> usize {
-        self.cuts.iter().filter(|c| c.dim == NONE).count()
+        self.nodes.iter().filter(|c| c.dim == NONE).count()
     }
 
     #[inline]
     pub fn is_leaf(&self, node: u32) -> bool {
-        self.cuts[node as usize].dim == NONE
+        self.nodes[node as usize].dim == NONE
     }
 
     /// Lower corner of the data box of `node`.
@@ -158,7 +158,7 @@ impl MondrianTree {
     /// Birth time of node `j`'s cut (the lifetime for a leaf).
     #[inline]
     pub fn tau(&self, node: u32) -> f64 {
-        self.cuts[node as usize].tau
+        self.nodes[node as usize].tau
     }
 
     /// Birth time of the parent's cut (0 for the root).
@@ -166,7 +166,7 @@ impl MondrianTree {
     pub fn tau_parent(&self, node: u32) -> f64 {
         match self.parent[node as usize] {
             NONE => 0.0,
-            p => self.cuts[p as usize].tau,
+            p => self.nodes[p as usize].tau,
         }
     }
 
@@ -176,12 +176,12 @@ impl MondrianTree {
         self.tau(node) - self.tau_parent(node)
     }
 
-    /// The leaf that `x` falls into when routed by the cuts (`x[d] <= threshold` goes left).
+    /// The leaf that `x` falls into when routed by the nodes (`x[d] <= threshold` goes left).
     #[inline]
     pub fn leaf_of(&self, x: &[f64]) -> u32 {
         let mut node = self.root;
         loop {
-            let cut = &self.cuts[node as usize];
+            let cut = &self.nodes[node as usize];
             if cut.dim == NONE {
                 return node;
             }
@@ -201,9 +201,7 @@ impl MondrianTree {
     pub fn is_consistent(&self, n_rows: usize, params: &TreeParams) -> bool {
         let n = self.n_nodes();
         let d = self.n_features;
-        let sizes_ok = [self.cuts.len(), self.n_samples.len()]
-            .iter()
-            .all(|&len| len == n)
+        let sizes_ok = self.nodes.len() == n
             && self.bounds.len() == 2 * n * d
             && self.samples.is_consistent(n);
         if !sizes_ok || (n == 0) != (self.root == NONE) {
@@ -222,7 +220,7 @@ impl MondrianTree {
             if visited > n || !self.node_is_consistent(j, n_rows, params) {
                 return false;
             }
-            let cut = self.cuts[j as usize];
+            let cut = self.nodes[j as usize];
             if cut.dim != NONE {
                 stack.push(cut.left);
                 stack.push(cut.right);
@@ -235,19 +233,20 @@ impl MondrianTree {
     /// parent links included, so that the walk from the root can trust them).
     fn node_is_consistent(&self, j: u32, n_rows: usize, params: &TreeParams) -> bool {
         let (n, ju) = (self.n_nodes(), j as usize);
-        let count = self.n_samples[ju] as u64;
+        let count = self.nodes[ju].n_samples as u64;
         let boxes_ok = self
             .lower(j)
             .iter()
             .zip(self.upper(j))
             .all(|(l, u)| l.is_finite() && u.is_finite() && l <= u);
-        let Cut {
+        let Node {
             threshold,
             tau,
             dim,
             left,
             right,
-        } = self.cuts[ju];
+            ..
+        } = self.nodes[ju];
         if count == 0 || !boxes_ok || tau.is_nan() || tau < self.tau_parent(j) {
             return false;
         }
@@ -274,6 +273,8 @@ impl MondrianTree {
             && threshold.is_finite()
             && tau.is_finite()
             && tau <= params.lifetime
-            && count == self.n_samples[left as usize] as u64 + self.n_samples[right as usize] as u64
+            && count
+                == self.nodes[left as usize].n_samples as u64
+                    + self.nodes[right as usize].n_samples as u64
     }
 }

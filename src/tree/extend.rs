@@ -18,11 +18,46 @@ use super::partition::partition_with_boxes;
 use super::sample::{grow, Link};
 use crate::rng::{exponential, uniform, weighted_index};
 
+/// Working memory of [`extend_tree_with`], reused across trees and calls so that a stream
+/// of small updates does not allocate per tree.
+#[derive(Debug, Default)]
+pub struct ExtendScratch {
+    points: Vec<u32>,
+    rows: Vec<f64>,
+    here: Vec<f64>,
+    bounds: Vec<f64>,
+    sides: Vec<f64>,
+    gap: Vec<f64>,
+    grow: Vec<f64>,
+    stack: Vec<(u32, usize, usize, f64)>,
+}
+
 /// Adds the rows `new_rows` of `x` (row-major, all rows so far) to the tree.
 pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params: &TreeParams) {
+    extend_tree_with(tree, x, new_rows, params, &mut ExtendScratch::default());
+}
+
+/// [`extend_tree`] with caller-provided working memory.
+pub fn extend_tree_with(
+    tree: &mut MondrianTree,
+    x: &[f64],
+    new_rows: &[u32],
+    params: &TreeParams,
+    scratch: &mut ExtendScratch,
+) {
     if new_rows.is_empty() {
         return;
     }
+    let ExtendScratch {
+        points,
+        rows,
+        here,
+        bounds,
+        sides,
+        gap,
+        grow: scratch,
+        stack,
+    } = scratch;
     if tree.root == NONE {
         let start = tree.samples.push_block(new_rows);
         grow(
@@ -33,34 +68,37 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             0.0,
             Link::Root,
             params,
-            &mut Vec::new(),
+            scratch,
         );
         return;
     }
     let d = tree.n_features;
-    let mut points = new_rows.to_vec();
+    points.clear();
+    points.extend_from_slice(new_rows);
     // Working copy of the new rows, partitioned along with `points` so that each level reads
     // them sequentially; the partition also yields each side's box.
-    let mut rows = Vec::with_capacity(points.len() * d);
-    for &i in &points {
+    rows.clear();
+    for &i in points.iter() {
         rows.extend_from_slice(&x[i as usize * d..(i as usize + 1) * d]);
     }
     // `bounds` is a stack of the boxes ([lower, upper], 2d values) of the points of each
     // `stack` entry, pushed and popped in step; `here` is the current entry's box.
-    let mut here = vec![f64::INFINITY; 2 * d];
-    here[d..].fill(f64::NEG_INFINITY);
+    here.clear();
+    here.resize(d, f64::INFINITY);
+    here.resize(2 * d, f64::NEG_INFINITY);
     for row in rows.chunks_exact(d) {
         for k in 0..d {
             here[k] = here[k].min(row[k]);
             here[d + k] = here[d + k].max(row[k]);
         }
     }
-    let mut bounds = here.clone();
-    let mut sides = vec![0.0; 4 * d];
-    let mut gap = vec![0.0; 2 * d];
-    let mut scratch = Vec::new();
+    bounds.clear();
+    bounds.extend_from_slice(here);
+    sides.resize(4 * d, 0.0);
+    gap.resize(2 * d, 0.0);
     // (node, range of `points`, birth time of the node's parent)
-    let mut stack = vec![(tree.root, 0usize, points.len(), 0.0f64)];
+    stack.clear();
+    stack.push((tree.root, 0usize, points.len(), 0.0f64));
     while let Some((node, start, len, t_parent)) = stack.pop() {
         here.copy_from_slice(&bounds[bounds.len() - 2 * d..]);
         bounds.truncate(bounds.len() - 2 * d);
@@ -78,7 +116,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                 eta += gap[2 * k] + gap[2 * k + 1];
             }
         }
-        let n_old = tree.n_samples[j] as usize;
+        let n_old = tree.nodes[j].n_samples as usize;
         let paused = tree.is_leaf(node) && params.is_paused(n_old, tree.linear_dimension(node));
         let e = if paused {
             f64::INFINITY
@@ -86,7 +124,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             exponential(&mut tree.rng, eta)
         };
         // E is ∞ when the points lie inside the box (η = 0): skip the node's time then.
-        if e.is_finite() && e < tree.cuts[j].tau - t_parent {
+        if e.is_finite() && e < tree.nodes[j].tau - t_parent {
             let t_new = t_parent + e;
             let side = weighted_index(&mut tree.rng, gap.iter().copied(), eta);
             let (dim, below) = (side / 2, side % 2 == 0);
@@ -104,7 +142,7 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                 }
             };
             // Points with x[dim] <= cut go first; the new sibling takes the far side.
-            let n_left = partition_with_boxes(pts_rows, pts, d, dim, cut, &mut sides);
+            let n_left = split(pts_rows, pts, d, dim, cut, sides, here);
             let (far, near, near_side) = if below {
                 (start..start + n_left, (start + n_left, len - n_left), 1)
             } else {
@@ -114,24 +152,15 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             let p = parent as usize;
             tree.bounds
                 .copy_within(2 * d * j..2 * d * (j + 1), 2 * d * p);
-            enlarge(tree.boxes_mut(parent, 1), &here);
-            tree.n_samples[p] = tree.n_samples[j] + len as u32;
+            enlarge(tree.boxes_mut(parent, 1), here);
+            tree.nodes[p].n_samples = tree.nodes[j].n_samples + len as u32;
             let far_start = tree.samples.push_block(&points[far.clone()]);
             let link = if below {
                 Link::Left(parent)
             } else {
                 Link::Right(parent)
             };
-            grow(
-                tree,
-                x,
-                far_start,
-                far.len(),
-                t_new,
-                link,
-                params,
-                &mut scratch,
-            );
+            grow(tree, x, far_start, far.len(), t_new, link, params, scratch);
             if near.1 > 0 {
                 stack.push((node, near.0, near.1, t_new));
                 bounds.extend_from_slice(&sides[near_side * 2 * d..(near_side + 1) * 2 * d]);
@@ -139,9 +168,9 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             continue;
         }
         if eta > 0.0 {
-            enlarge(tree.boxes_mut(node, 1), &here);
+            enlarge(tree.boxes_mut(node, 1), here);
         }
-        tree.n_samples[j] += len as u32;
+        tree.nodes[j].n_samples += len as u32;
         if tree.is_leaf(node) {
             tree.samples.append(node, n_old, pts);
             tree.touched.push(node);
@@ -157,16 +186,16 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
                     t_parent,
                     Link::Reuse(node),
                     params,
-                    &mut scratch,
+                    scratch,
                 );
             }
         } else {
-            let (dim, cut) = (tree.cuts[j].dim as usize, tree.cuts[j].threshold);
-            let n_left = partition_with_boxes(pts_rows, pts, d, dim, cut, &mut sides);
-            let t = tree.cuts[j].tau;
+            let (dim, cut) = (tree.nodes[j].dim as usize, tree.nodes[j].threshold);
+            let n_left = split(pts_rows, pts, d, dim, cut, sides, here);
+            let t = tree.nodes[j].tau;
             let children = [
-                (tree.cuts[j].left, start, n_left),
-                (tree.cuts[j].right, start + n_left, len - n_left),
+                (tree.nodes[j].left, start, n_left),
+                (tree.nodes[j].right, start + n_left, len - n_left),
             ];
             // Right first, so the left child is popped first.
             for side in [1, 0] {
@@ -178,8 +207,29 @@ pub fn extend_tree(tree: &mut MondrianTree, x: &[f64], new_rows: &[u32], params:
             }
         }
     }
-    let counts = &tree.n_samples;
-    tree.samples.maybe_compact(|j| counts[j] as usize);
+    let nodes = &tree.nodes;
+    tree.samples.maybe_compact(|j| nodes[j].n_samples as usize);
+}
+
+/// Splits the points of one stack entry by `x[dim] <= cut` (their box is `here`), writing
+/// both sides' boxes into `sides`; returns the number on the left. One point (the common
+/// case of online learning) needs no partition pass: its box is `here` on its side.
+fn split(
+    rows: &mut [f64],
+    points: &mut [u32],
+    d: usize,
+    dim: usize,
+    cut: f64,
+    sides: &mut [f64],
+    here: &[f64],
+) -> usize {
+    if points.len() != 1 {
+        return partition_with_boxes(rows, points, d, dim, cut, sides);
+    }
+    let left = rows[dim] <= cut;
+    let side = usize::from(!left);
+    sides[side * 2 * d..(side + 1) * 2 * d].copy_from_slice(here);
+    usize::from(left)
 }
 
 /// Grows the box `target` to hold the box `other` (each `[lower, upper]`, 2d values).
@@ -206,18 +256,18 @@ fn insert_parent(
     let p = tree.push_node(old_parent);
     match old_parent {
         NONE => tree.root = p,
-        q if tree.cuts[q as usize].left == node => tree.cuts[q as usize].left = p,
-        q => tree.cuts[q as usize].right = p,
+        q if tree.nodes[q as usize].left == node => tree.nodes[q as usize].left = p,
+        q => tree.nodes[q as usize].right = p,
     }
     tree.parent[node as usize] = p;
     let pi = p as usize;
-    tree.cuts[pi].dim = dim as u32;
-    tree.cuts[pi].threshold = cut;
-    tree.cuts[pi].tau = tau;
+    tree.nodes[pi].dim = dim as u32;
+    tree.nodes[pi].threshold = cut;
+    tree.nodes[pi].tau = tau;
     if node_is_right {
-        tree.cuts[pi].right = node;
+        tree.nodes[pi].right = node;
     } else {
-        tree.cuts[pi].left = node;
+        tree.nodes[pi].left = node;
     }
     p
 }

@@ -49,6 +49,15 @@ impl LeafSamples {
         &self.data[s..s + len]
     }
 
+    /// A value read from `node`'s entries and the first id of its range (for cache warming;
+    /// 0 when the range is empty or out of bounds).
+    #[inline]
+    pub(crate) fn leaf_range_hint(&self, node: u32) -> u32 {
+        let n = node as usize;
+        let start = self.start.get(n).copied().unwrap_or(0);
+        self.cap.get(n).copied().unwrap_or(0) ^ self.data.get(start).copied().unwrap_or(0)
+    }
+
     /// Adds `indices` to leaf `node`, which holds `len` of them now.
     pub(crate) fn append(&mut self, node: u32, len: usize, indices: &[u32]) {
         let n = node as usize;

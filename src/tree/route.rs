@@ -42,7 +42,7 @@ pub fn branch_off_prob(eta: f64, cost: f64) -> f64 {
 /// Fills `scratch.path` with the nodes from the root to the leaf that `x` routes to, and
 /// `scratch.eta` with η_j(x) for each of them.
 ///
-/// Routing uses only the packed cuts; the η loop comes after, with independent box loads, so
+/// Routing uses only the packed nodes; the η loop comes after, with independent box loads, so
 /// the processor overlaps their cache misses instead of chaining them.
 pub fn route(tree: &MondrianTree, x: &[f64], scratch: &mut RouteScratch) {
     let path = &mut scratch.path;
@@ -50,7 +50,7 @@ pub fn route(tree: &MondrianTree, x: &[f64], scratch: &mut RouteScratch) {
     let mut node = tree.root;
     while node != NONE {
         path.push(node);
-        let cut = &tree.cuts[node as usize];
+        let cut = &tree.nodes[node as usize];
         if cut.dim == NONE {
             break;
         }
@@ -86,7 +86,7 @@ pub fn route_group(tree: &MondrianTree, rows: &[f64], d: usize, scratches: &mut 
                 continue;
             }
             scratches[k].path.push(node);
-            let cut = &tree.cuts[node as usize];
+            let cut = &tree.nodes[node as usize];
             nodes[k] = if cut.dim == NONE {
                 NONE
             } else if rows[k * d + cut.dim as usize] <= cut.threshold {
@@ -100,6 +100,46 @@ pub fn route_group(tree: &MondrianTree, rows: &[f64], d: usize, scratches: &mut 
     for (k, scratch) in scratches.iter_mut().enumerate().take(n) {
         fill_eta(tree, &rows[k * d..(k + 1) * d], scratch);
     }
+}
+
+/// Walks the paths of `x` in all `trees` at once, reading each visited node's cut and data
+/// box, so that the cache misses of the different trees overlap; an online update that
+/// follows (one tree after another, each a chain of dependent loads) then finds the nodes in
+/// cache. Returns a value computed from the loads so they cannot be optimised away.
+pub fn warm_paths(trees: &[MondrianTree], x: &[f64]) -> f64 {
+    let mut sink = 0.0;
+    for chunk in trees.chunks(GROUP) {
+        let mut nodes = [NONE; GROUP];
+        for (node, tree) in nodes.iter_mut().zip(chunk) {
+            *node = tree.root;
+        }
+        let mut active = true;
+        while active {
+            active = false;
+            for (node, tree) in nodes.iter_mut().zip(chunk) {
+                if *node == NONE {
+                    continue;
+                }
+                // One value per cache line of the box (2·D values from a 16-byte multiple).
+                let node_box = tree.node_box(*node);
+                sink += node_box.iter().step_by(8).sum::<f64>() + node_box[node_box.len() - 1];
+                let cut = &tree.nodes[*node as usize];
+                if cut.dim == NONE {
+                    // The leaf's range of point ids, which the update appends to.
+                    sink += tree.samples.leaf_range_hint(*node) as f64;
+                }
+                *node = if cut.dim == NONE {
+                    NONE
+                } else if x[cut.dim as usize] <= cut.threshold {
+                    cut.left
+                } else {
+                    cut.right
+                };
+                active |= *node != NONE;
+            }
+        }
+    }
+    sink
 }
 
 /// η for every node on `scratch.path`, computed from the leaf upwards: a node's data box

@@ -6,7 +6,7 @@
 //! drawn ∝ extent, the location uniformly in the extent, and the block's index range is
 //! partitioned in place.
 
-use super::arena::{Cut, MondrianTree, NONE};
+use super::arena::{MondrianTree, Node, NONE};
 use super::params::TreeParams;
 use super::partition::partition_with_boxes;
 use crate::rng::{exponential, uniform, weighted_index, TreeRng};
@@ -60,17 +60,17 @@ pub(crate) fn grow(
         }
         Link::Left(p) => {
             let j = tree.push_node(p);
-            tree.cuts[p as usize].left = j;
+            tree.nodes[p as usize].left = j;
             j
         }
         Link::Right(p) => {
             let j = tree.push_node(p);
-            tree.cuts[p as usize].right = j;
+            tree.nodes[p as usize].right = j;
             j
         }
     };
     let r = root as usize;
-    tree.n_samples[r] = len as u32;
+    tree.nodes[r].n_samples = len as u32;
     let (lower, upper) = tree.boxes_mut(root, 1).split_at_mut(d);
     lower.fill(f64::INFINITY);
     upper.fill(f64::NEG_INFINITY);
@@ -92,18 +92,18 @@ pub(crate) fn grow(
             }
         }
         let Some((time, dim, cut)) = split else {
-            tree.cuts[j].tau = params.lifetime;
+            tree.nodes[j].tau = params.lifetime;
             tree.samples.set_range(node, start + offset, len as u32);
             tree.touched.push(node);
             continue;
         };
-        tree.cuts[j].tau = time;
-        tree.cuts[j].dim = dim as u32;
-        tree.cuts[j].threshold = cut;
+        tree.nodes[j].tau = time;
+        tree.nodes[j].dim = dim as u32;
+        tree.nodes[j].threshold = cut;
         let left = tree.push_node(node);
         let right = tree.push_node(node);
-        tree.cuts[j].left = left;
-        tree.cuts[j].right = right;
+        tree.nodes[j].left = left;
+        tree.nodes[j].right = right;
         let n_left = partition_with_boxes(
             &mut rows[offset * d..(offset + len) * d],
             &mut tree.samples.data[start + offset..start + offset + len],
@@ -113,8 +113,8 @@ pub(crate) fn grow(
             // The two children are consecutive nodes, so their boxes are one slice.
             &mut tree.bounds[2 * left as usize * d..2 * (left as usize + 2) * d],
         );
-        tree.n_samples[left as usize] = n_left as u32;
-        tree.n_samples[right as usize] = (len - n_left) as u32;
+        tree.nodes[left as usize].n_samples = n_left as u32;
+        tree.nodes[right as usize].n_samples = (len - n_left) as u32;
         stack.push((right, offset + n_left, len - n_left, time));
         stack.push((left, offset, n_left, time));
     }
@@ -124,7 +124,7 @@ pub(crate) fn grow(
 /// Turns an existing node back into a blank leaf before it is resampled.
 fn reset_node(tree: &mut MondrianTree, j: u32) {
     let j = j as usize;
-    tree.cuts[j] = Cut::LEAF;
+    tree.nodes[j] = Node::LEAF;
     tree.samples.cap[j] = 0;
 }
 
