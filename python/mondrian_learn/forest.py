@@ -157,20 +157,6 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             if value is not None and not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a finite number > 0 or None, got {value!r}")
 
-    def _to_unit_box(
-        self, X: np.ndarray, data_min: np.ndarray | None = None, scale: np.ndarray | None = None
-    ) -> np.ndarray:
-        """The core's input: ``X`` in the scaled coordinates, C-ordered float64 (by the fitted
-        ``data_min_``/``data_scale_`` unless others are given)."""
-        if not self.scale_features:
-            return as_core_array(X)
-        data_min = self.data_min_ if data_min is None else data_min
-        scale = self.data_scale_ if scale is None else scale
-        # One temporary, not two: page faults on fresh memory dominate at millions of rows.
-        scaled = np.subtract(X, data_min, dtype=np.float64)
-        scaled /= scale
-        return as_core_array(scaled)
-
     def _check_tree_index(self, index: Any) -> int:
         check_is_fitted(self)
         n_trees = self.forest_.n_trees
@@ -198,6 +184,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             optional(self.gamma2),
             self.noise_var if isinstance(self.noise_var, str) else optional(self.noise_var),
             self.posterior,
+            bool(self.scale_features),
         )
 
     def fit(self, X: Any, y: Any) -> MondrianForestRegressor:
@@ -216,38 +203,33 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         self._check_params()
         n_jobs = resolve_n_jobs(self.n_jobs)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        # Computed into locals and stored only once the fit succeeded, so a failed refit
-        # leaves a fitted estimator as it was.
-        if self.scale_features:
-            data_min = X.min(axis=0)
-            with np.errstate(over="ignore"):
-                extent = X.max(axis=0) - data_min
-            if not np.isfinite(extent).all():
-                bad = np.flatnonzero(~np.isfinite(extent)).tolist()
-                raise ValueError(
-                    f"the range of feature(s) {bad} overflows float64 (max − min = inf): "
-                    "rescale them, or pass scale_features=False"
-                )
-            scale = np.where(extent > 0, extent, 1.0)
-        else:
-            data_min, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
-        forest = self._new_forest(X.shape[1])
-        update, close = progress_callback(self.n_estimators, "trees", self.verbose)
-        # Slices of 4 trees per thread show progress without starving the pool.
-        slice_size = self.n_estimators if not self.verbose else 4 * n_jobs
+        # validate_data sets n_features_in_ (and feature_names_in_): put them back if the fit
+        # fails, so that a failed refit leaves a fitted model as it was.
+        saved = {k: v for k, v in vars(self).items() if k.endswith("_in_")}
         try:
-            forest.fit(
-                self._to_unit_box(X, data_min, scale),
-                as_core_array(y),
-                self.n_estimators,
-                n_jobs,
-                slice_size,
-                update if self.verbose else None,
-            )
-        finally:
-            close()
-        self.data_min_, self.data_scale_, self.forest_ = data_min, scale, forest
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            forest = self._new_forest(X.shape[1])
+            update, close = progress_callback(self.n_estimators, "trees", self.verbose)
+            # Slices of 4 trees per thread show progress without starving the pool.
+            slice_size = self.n_estimators if not self.verbose else 4 * n_jobs
+            try:
+                forest.fit(
+                    as_core_array(X),
+                    as_core_array(y),
+                    self.n_estimators,
+                    n_jobs,
+                    slice_size,
+                    update if self.verbose else None,
+                )
+            finally:
+                close()
+        except BaseException:
+            for name in [k for k in vars(self) if k.endswith("_in_")]:
+                delattr(self, name)
+            vars(self).update(saved)
+            raise
+        # Stored only once the fit succeeded: a failed refit leaves the model as it was.
+        self.forest_ = forest
         return self
 
     def partial_fit(self, X: Any, y: Any) -> MondrianForestRegressor:
@@ -271,9 +253,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             # Inputs already in the core's layout skip scikit-learn's checks, which cost far
             # more than a small update; the core itself rejects NaN/inf with a ValueError.
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
-        self.forest_.partial_fit(
-            self._to_unit_box(X), as_core_array(y), resolve_n_jobs(self.n_jobs)
-        )
+        self.forest_.partial_fit(as_core_array(X), as_core_array(y), resolve_n_jobs(self.n_jobs))
         return self
 
     def predict(self, X: Any, return_std: bool = False) -> Any:
@@ -293,7 +273,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        mean, var = self.forest_.predict(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
+        mean, var = self.forest_.predict(as_core_array(X), resolve_n_jobs(self.n_jobs))
         return (mean, np.sqrt(var)) if return_std else mean
 
     def predict_interval(self, X: Any, alpha: float = 0.1) -> np.ndarray:
@@ -318,7 +298,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         levels = [alpha / 2, 1 - alpha / 2]
-        return self.forest_.quantiles(self._to_unit_box(X), levels, resolve_n_jobs(self.n_jobs))
+        return self.forest_.quantiles(as_core_array(X), levels, resolve_n_jobs(self.n_jobs))
 
     def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
         """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
@@ -337,7 +317,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
         return self.forest_.log_density(
-            self._to_unit_box(X), as_core_array(y), resolve_n_jobs(self.n_jobs)
+            as_core_array(X), as_core_array(y), resolve_n_jobs(self.n_jobs)
         )
 
     @property
@@ -371,8 +351,23 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        leaves = self.forest_.apply(self._to_unit_box(X), resolve_n_jobs(self.n_jobs))
+        leaves = self.forest_.apply(as_core_array(X), resolve_n_jobs(self.n_jobs))
         return leaves.astype(np.intp)
+
+    @property
+    def data_min_(self) -> np.ndarray:
+        """Offset of the map to the unit box, ``(X − data_min_) / data_scale_`` (zeros when
+        ``scale_features=False``), shape (n_features,)."""
+        check_is_fitted(self)
+        mapping = self.forest_.input_map()
+        return np.zeros(self.n_features_in_) if mapping is None else mapping[0]
+
+    @property
+    def data_scale_(self) -> np.ndarray:
+        """Scale of the map to the unit box (ones when ``scale_features=False``)."""
+        check_is_fitted(self)
+        mapping = self.forest_.input_map()
+        return np.ones(self.n_features_in_) if mapping is None else mapping[1]
 
     @property
     def n_leaves_(self) -> np.ndarray:

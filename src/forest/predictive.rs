@@ -5,7 +5,6 @@
 use super::predict::{mixture_quantile, routed_components, Component, LogDensityFold, MomentsFold};
 use super::regression::{check_targets, ForestRegressor};
 use crate::error::{Error, Result};
-use crate::parallel::for_each_row_block;
 use crate::tree::route::{route_group, RouteScratch, GROUP};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rayon::ThreadPool;
@@ -98,35 +97,31 @@ impl ForestRegressor {
         fold: impl Fn(&mut A, &Component, usize) + Sync,
         finish: impl Fn(A, usize) -> T + Sync,
     ) -> Result<()> {
-        self.forest.check_points(x)?;
-        self.forest.check_fitted()?;
         let prior = self.prior()?;
-        let x = x.as_standard_layout();
         let d = self.forest.n_features;
-        let flat = x.as_slice().unwrap_or(&[]);
         let m = self.forest.trees.len();
         let lifetime = self.forest.params.lifetime;
-        for_each_row_block(pool, out, 1, flat, d, |first, out, rows| {
-            let mut comps = Vec::new();
-            let mut scratches = vec![RouteScratch::default(); GROUP];
-            let mut acc = vec![init.clone(); out.len()];
-            for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
-                let groups = acc.chunks_mut(GROUP).zip(rows.chunks(GROUP * d));
-                for (g, (accs, group)) in groups.enumerate() {
-                    route_group(tree, group, d, &mut scratches);
-                    for (k, (a, scratch)) in accs.iter_mut().zip(&scratches).enumerate() {
-                        comps.clear();
-                        routed_components(tree, post, &prior, lifetime, scratch, &mut comps);
-                        for c in &comps {
-                            fold(a, c, first + g * GROUP + k);
+        self.forest
+            .for_each_query_block(x, pool, out, 1, |first, out, rows| {
+                let mut comps = Vec::new();
+                let mut scratches = vec![RouteScratch::default(); GROUP];
+                let mut acc = vec![init.clone(); out.len()];
+                for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
+                    let groups = acc.chunks_mut(GROUP).zip(rows.chunks(GROUP * d));
+                    for (g, (accs, group)) in groups.enumerate() {
+                        route_group(tree, group, d, &mut scratches);
+                        for (k, (a, scratch)) in accs.iter_mut().zip(&scratches).enumerate() {
+                            comps.clear();
+                            routed_components(tree, post, &prior, lifetime, scratch, &mut comps);
+                            for c in &comps {
+                                fold(a, c, first + g * GROUP + k);
+                            }
                         }
                     }
                 }
-            }
-            for (o, a) in out.iter_mut().zip(acc) {
-                *o = finish(a, m);
-            }
-        });
-        Ok(())
+                for (o, a) in out.iter_mut().zip(acc) {
+                    *o = finish(a, m);
+                }
+            })
     }
 }

@@ -47,9 +47,10 @@ impl ForestRegressor {
 #[pymethods]
 impl ForestRegressor {
     /// `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None: heuristic); `noise_var`:
-    /// a number, "heuristic" (None) or "within_leaf"; `posterior`: "exact" or "fast".
+    /// a number, "heuristic" (None) or "within_leaf"; `posterior`: "exact" or "fast";
+    /// `scale_features`: map inputs to the unit box of the first training points.
     #[new]
-    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_var=None, posterior="exact"))]
+    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_var=None, posterior="exact", scale_features=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         n_features: usize,
@@ -61,6 +62,7 @@ impl ForestRegressor {
         gamma2: Option<f64>,
         noise_var: Option<Bound<'_, PyAny>>,
         posterior: &str,
+        scale_features: bool,
     ) -> PyResult<Self> {
         let mode = match posterior {
             "exact" => PosteriorMode::Exact,
@@ -91,7 +93,10 @@ impl ForestRegressor {
             },
         };
         let params = TreeParams::new(lifetime, min_samples_split).map_err(to_py_err)?;
-        let forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
+        let mut forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
+        if scale_features {
+            forest = forest.with_unit_box_inputs();
+        }
         let mut inner = regression::ForestRegressor::new(forest);
         inner.overrides = PriorOverrides {
             mean: prior_mean,
@@ -234,6 +239,16 @@ impl ForestRegressor {
             .pools
             .run(py, n_jobs, |pool| read(inner).forest.apply(&x, pool))?;
         Ok(out.into_pyarray(py))
+    }
+
+    /// The input map `(offset, scale)`: x ↦ (x − offset) / scale, or None for raw inputs.
+    #[allow(clippy::type_complexity)]
+    fn input_map<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Option<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+        let map = py.detach(|| read(&self.inner).forest.input_map().cloned())?;
+        Some((map.offset.into_pyarray(py), map.scale.into_pyarray(py)))
     }
 
     /// Number of trees.

@@ -1,0 +1,82 @@
+//! The map of input points to the unit box by the range of the first training points, as the
+//! AISTATS 2016 paper scales features to [0, 1]^D; lifetimes, γ₂ and node boxes are then in
+//! those units. Later points may fall outside [0, 1]: the trees extend to them.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// x ↦ (x − offset) / scale, per feature.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputMap {
+    pub offset: Vec<f64>,
+    pub scale: Vec<f64>,
+}
+
+impl InputMap {
+    /// The map taking the bounding box of `rows` (row-major, `d` wide, finite) to the unit
+    /// box; a constant feature is only shifted. An error if some feature's range overflows.
+    pub fn unit_box_of(rows: &[f64], d: usize) -> Result<Self> {
+        let mut lower = vec![f64::INFINITY; d];
+        let mut upper = vec![f64::NEG_INFINITY; d];
+        for row in rows.chunks_exact(d) {
+            for k in 0..d {
+                lower[k] = lower[k].min(row[k]);
+                upper[k] = upper[k].max(row[k]);
+            }
+        }
+        let mut scale = Vec::with_capacity(d);
+        for (k, (l, u)) in lower.iter().zip(&upper).enumerate() {
+            let extent = u - l;
+            if !extent.is_finite() {
+                return Err(Error::InvalidInput(format!(
+                    "the range of feature {k} overflows float64 (max − min = inf): rescale \
+                     it, or pass scale_features=False"
+                )));
+            }
+            scale.push(if extent > 0.0 { extent } else { 1.0 });
+        }
+        Ok(Self {
+            offset: lower,
+            scale,
+        })
+    }
+
+    /// An error if the image of some row of `rows` is not finite (a point so far outside the
+    /// training range that it overflows float64 once scaled). The map is monotone in each
+    /// feature, so checking each feature's extremes suffices.
+    pub fn check(&self, rows: &[f64]) -> Result<()> {
+        let d = self.offset.len();
+        for k in 0..d {
+            let column = rows.iter().skip(k).step_by(d);
+            let (lo, hi) = column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+            for v in [lo, hi].into_iter().filter(|v| v.is_finite()) {
+                if !((v - self.offset[k]) / self.scale[k]).is_finite() {
+                    return Err(Error::InvalidInput(format!(
+                        "X holds values of feature {k} so far outside the training range \
+                         that they overflow float64 once scaled"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the images of `rows` (checked by [`Self::check`]) to `out`.
+    pub fn map_into(&self, rows: &[f64], out: &mut Vec<f64>) {
+        let d = self.offset.len();
+        for row in rows.chunks_exact(d) {
+            let mapped = row.iter().zip(&self.offset).zip(&self.scale);
+            out.extend(mapped.map(|((v, o), s)| (v - o) / s));
+        }
+    }
+
+    /// Checks a deserialised map for `d` features.
+    pub fn is_consistent(&self, d: usize) -> bool {
+        self.offset.len() == d
+            && self.scale.len() == d
+            && self.offset.iter().all(|v| v.is_finite())
+            && self.scale.iter().all(|v| v.is_finite() && *v > 0.0)
+    }
+}
