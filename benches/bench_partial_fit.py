@@ -10,11 +10,13 @@ starting from an unfitted model, on one stream of ``make_friedman1`` points
 * ours, chunked: ``partial_fit`` on consecutive chunks of ``--chunk-size``
   points (default 10,000) over ``--n`` points (default 1,000,000) -> samples/s;
 * ours, one point per call: ``partial_fit(X[i:i+1], y[i:i+1])`` for the first
-  ``--n-single`` points (default 20,000) -> calls/s (= samples/s), which
-  includes the per-call overhead of validation and crossing into Rust;
+  ``--n-single`` points (default 100,000) -> calls/s (= samples/s), which
+  includes the per-call overhead of validation and crossing into Rust, once with
+  ``posterior="exact"`` (recomputed once, by the final prediction inside the timed
+  region) and once with ``posterior="fast"`` (updated along each point's paths);
 * peer: ``river.forest.AMFRegressor(n_estimators=10, seed=0).learn_one(x, y)``
   with ``x`` a ``dict`` row, on the same first ``--n-river`` points (default
-  20,000) -> samples/s. Building the dicts is not timed.
+  100,000) -> samples/s. Building the dicts is not timed.
 
 Prints samples/s for each, the held-out RMSE on ``--n-test`` points as a sanity
 check, and the ratios ours / river. The single-point run and river see the same
@@ -22,10 +24,11 @@ prefix of the stream, so that ratio compares like with like; the chunked run
 sees a longer stream (deeper trees), which only makes it harder for ours.
 If river is not installed the river row and ratios are skipped with a message.
 
-Issue served
-------------
+Issues served
+-------------
 The foundation issue's goal: ``partial_fit`` throughput at least 1000x river's
-``AMFRegressor.learn_one``; results and the measured ratios are in RESULTS.md.
+``AMFRegressor.learn_one``; issue 3's: 100,000 one-point calls at least 100x faster than
+river. Results and the measured ratios are in RESULTS.md.
 
 Usage
 -----
@@ -121,17 +124,21 @@ def bench_ours_single(
     stream: tuple[FloatArray, FloatArray],
     test: tuple[FloatArray, FloatArray],
     repeats: int,
+    posterior: str,
 ) -> StreamResult:
-    """``partial_fit`` one point (a 1-row array) per call."""
+    """``partial_fit`` one point (a 1-row array) per call, then one prediction inside the
+    timed region, so that the model ends ready to predict (the exact mode recomputes its
+    posterior there, once)."""
     X, y = stream
 
     def learn_stream() -> Any:
-        model = make_model()
+        model = make_model(posterior)
         for i in range(len(y)):
             model.partial_fit(X[i : i + 1], y[i : i + 1])
+        model.predict(X[:1])
         return model
 
-    name = "ours partial_fit, 1 point per call"
+    name = f"ours partial_fit, 1 point per call, posterior={posterior}"
     seconds, model = best_of(repeats, name, learn_stream)
     return StreamResult(
         name, len(y), seconds, rmse(model.predict(test[0]), test[1]), int(np.sum(model.n_leaves_))
@@ -183,11 +190,13 @@ def print_table(results: list[StreamResult]) -> None:
 def parse_args() -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--n", type=int, default=1_000_000, help="points streamed in chunks")
-    parser.add_argument("--chunk-size", type=int, default=10_000)
-    parser.add_argument("--n-single", type=int, default=20_000, help="1-point partial_fit calls")
     parser.add_argument(
-        "--n-river", type=int, default=20_000, help="river learn_one points (0 skips river)"
+        "--n", type=int, default=1_000_000, help="points streamed in chunks (0: skip)"
+    )
+    parser.add_argument("--chunk-size", type=int, default=10_000)
+    parser.add_argument("--n-single", type=int, default=100_000, help="1-point partial_fit calls")
+    parser.add_argument(
+        "--n-river", type=int, default=100_000, help="river learn_one points (0 skips river)"
     )
     parser.add_argument("--n-test", type=int, default=2_000, help="held-out points for RMSE")
     parser.add_argument("--repeats", type=int, default=1, help="runs per method (best kept)")
@@ -197,8 +206,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--noise", type=float, default=0.0, help="make_friedman1 noise")
     parser.add_argument("--seed", type=int, default=0, help="data and model seed")
     args = parser.parse_args()
-    if min(args.n, args.chunk_size, args.n_single, args.n_test, args.repeats) < 1:
-        parser.error("--n, --chunk-size, --n-single, --n-test and --repeats must be >= 1")
+    if min(args.chunk_size, args.n_single, args.n_test, args.repeats) < 1:
+        parser.error("--chunk-size, --n-single, --n-test and --repeats must be >= 1")
+    if args.n < 0:
+        parser.error("--n must be >= 0 (0 skips the chunked run)")
     if args.n_river < 0:
         parser.error("--n-river must be >= 0")
     return args
@@ -232,22 +243,30 @@ def main() -> None:
         flush=True,
     )
 
-    def make_model() -> Any:
+    def make_model(posterior: str = "exact") -> Any:
         return mondrian_forest_regressor(
             n_estimators=args.n_estimators,
             min_samples_split=args.min_samples_split,
             lifetime=float("inf"),
             random_state=args.seed,
             n_jobs=args.n_jobs,
+            posterior=posterior,
         )
 
-    chunked = bench_ours_chunked(
-        make_model, (X[: args.n], y[: args.n]), test, args.chunk_size, args.repeats
-    )
-    single = bench_ours_single(
-        make_model, (X[: args.n_single], y[: args.n_single]), test, args.repeats
-    )
-    results = [chunked, single]
+    results = []
+    if args.n > 0:
+        results.append(
+            bench_ours_chunked(
+                make_model, (X[: args.n], y[: args.n]), test, args.chunk_size, args.repeats
+            )
+        )
+    for posterior in ("exact", "fast"):
+        results.append(
+            bench_ours_single(
+                make_model, (X[: args.n_single], y[: args.n_single]), test, args.repeats, posterior
+            )
+        )
+    ours = list(results)
     river_result = None
     if amf_regressor is not None and args.n_river > 0:
         river_result = bench_river(
@@ -266,7 +285,7 @@ def main() -> None:
     if river_result is None:
         print("ratios ours / river: skipped (river not run).")
         return
-    for result in (chunked, single):
+    for result in ours:
         ratio = result.samples_per_second / river_result.samples_per_second
         print(f"samples/s ratio ({result.name}) / river = {ratio:8.2f}")
 

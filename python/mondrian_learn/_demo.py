@@ -10,7 +10,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.model_selection import train_test_split
 
-from mondrian_learn import MondrianForestRegressor
+from mondrian_learn import MondrianForestRegressor, _demo_flights
 
 
 def _table(seed: int) -> None:
@@ -141,6 +141,7 @@ def run_demo(out: str, seed: int = 0) -> None:
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     _table(seed)
+    _demo_flights.run(seed)
     try:
         import matplotlib  # noqa: F401
     except ImportError:
