@@ -34,7 +34,9 @@ def test_demo_prints_table_and_saves_partition_plot(tmp_path: Path) -> None:
         )
     }
     assert len(nlpd) == 3, result.stdout
-    assert nlpd["Mondrian forest"] < min(nlpd["RandomForest (tree std)"], nlpd["ExtraTrees (tree std)"])
+    assert nlpd["Mondrian forest"] < min(
+        nlpd["RandomForest (tree std)"], nlpd["ExtraTrees (tree std)"]
+    )
     for name in ("tree_partition.png", "uncertainty.png"):
         png = tmp_path / name
         assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"

@@ -11,7 +11,9 @@ import mondrian_learn.calibration
 import mondrian_learn.forest
 
 
-@pytest.mark.parametrize("module", [mondrian_learn.forest, mondrian_learn.bayesopt, mondrian_learn.calibration])
+@pytest.mark.parametrize(
+    "module", [mondrian_learn.forest, mondrian_learn.bayesopt, mondrian_learn.calibration]
+)
 def test_examples(module: object) -> None:
     failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert attempted > 0 and failures == 0
