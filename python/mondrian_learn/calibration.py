@@ -66,11 +66,11 @@ def gaussian_coverage_errors(mean: Any, std: Any, y: Any, levels: Any = LEVELS) 
 def gaussian_nlpd(mean: Any, std: Any, y: Any) -> float:
     """Mean negative log density of ``y`` under ``N(mean, std²)``.
 
-    A zero ``std`` gives an infinite NLPD wherever the target misses the mean, as it should:
-    a point prediction claims certainty.
+    A zero ``std`` where the target misses the mean makes the NLPD infinite, as it should: a
+    point prediction claimed certainty and was wrong.
     """
     mean, std, y = (np.asarray(a, dtype=np.float64) for a in (mean, std, y))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_density = norm.logpdf(y, loc=mean, scale=std)
-    log_density = np.where(std > 0, log_density, np.where(y == mean, np.inf, -np.inf))
-    return float(-np.mean(log_density))
+    if np.any((std <= 0) & (y != mean)):
+        return float("inf")
+    spread = std > 0
+    return float(-np.mean(norm.logpdf(y[spread], loc=mean[spread], scale=std[spread])))
