@@ -67,7 +67,8 @@ def gaussian_nlpd(mean: Any, std: Any, y: Any) -> float:
     """Mean negative log density of ``y`` under ``N(mean, std²)``.
 
     A zero ``std`` where the target misses the mean makes the NLPD infinite, as it should: a
-    point prediction claimed certainty and was wrong.
+    point prediction claimed certainty and was wrong. Points predicted with zero ``std`` and
+    hit exactly (an infinite density) are left out of the mean.
     """
     mean, std, y = (np.asarray(a, dtype=np.float64) for a in (mean, std, y))
     if np.any((std <= 0) & (y != mean)):

@@ -98,8 +98,10 @@ impl ForestRegressor {
             self.forest.grow_trees(count, pool);
             progress(self.forest.trees.len())?;
         }
-        let changed = self.drain_changed_leaves();
-        self.refresh_leaf_sums(&changed, pool);
+        let all_leaves: Vec<Vec<u32>> = (self.forest.trees.iter())
+            .map(|t| (0..t.n_nodes() as u32).filter(|&j| t.is_leaf(j)).collect())
+            .collect();
+        self.refresh_leaf_sums(&all_leaves, pool);
         self.refresh_posterior(pool)
     }
 
@@ -236,8 +238,8 @@ impl ForestRegressor {
         pooled.max(1e-12 * total_var.max(f64::MIN_POSITIVE))
     }
 
-    /// Per tree, the leaves whose points changed since the last call (every leaf after a
-    /// batch fit), leaving the trees' lists empty.
+    /// Per tree, the leaves whose points changed in online updates since the last call,
+    /// leaving the trees' lists empty.
     fn drain_changed_leaves(&mut self) -> Vec<Vec<u32>> {
         self.forest
             .trees

@@ -58,8 +58,9 @@ pub struct MondrianTree {
     pub samples: LeafSamples,
     /// The tree's own random stream; it advances with every draw, online updates included.
     pub rng: TreeRng,
-    /// Leaves whose set of points changed since the owner last drained this list (so models
-    /// built on the tree update only those leaves after an online step).
+    /// Leaves whose set of points changed in online updates since the owner last drained
+    /// this list (so models built on the tree update only those leaves); empty after batch
+    /// sampling, where every leaf is new.
     #[serde(skip)]
     pub touched: Vec<u32>,
 }

@@ -168,5 +168,7 @@ pub fn sample_tree(
         tree.samples.data.extend(0..n_rows as u32);
         grow(&mut tree, x, 0, n_rows, 0.0, Link::Root, params, scratch);
     }
+    // Every leaf is new in a fresh tree: owners know that without a list of them.
+    tree.touched = Vec::new();
     tree
 }
