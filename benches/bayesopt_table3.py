@@ -141,7 +141,7 @@ def main() -> None:
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--forest-params", default="{}", help='extra MondrianForestRegressor params, JSON'
+        "--forest-params", default="{}", help="extra MondrianForestRegressor params, JSON"
     )
     parser.add_argument("--json", default="", help="write every repeat's figures here")
     args = parser.parse_args()

@@ -151,6 +151,17 @@ def _check_candidates(candidates: Any) -> np.ndarray:
     return grid
 
 
+def _as_finite_number(value: Any) -> float | None:
+    """``value`` as a float if it is one finite number (also a size-1 array), else None."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if array.size != 1 or not np.isfinite(array).all():
+        return None
+    return float(array.reshape(()))
+
+
 def _forest(forest_params: dict[str, Any], seed: int) -> MondrianForestRegressor:
     reserved = sorted(set(forest_params) & set(_RESERVED_FOREST_PARAMS))
     if reserved:
@@ -246,13 +257,14 @@ def optimize(
 
     def evaluate(index: int) -> float:
         start = time.perf_counter()
-        value = np.asarray(func(grid[index]), dtype=np.float64)
+        returned = func(grid[index])
         timings["evaluate"] += time.perf_counter() - start
-        if value.size != 1 or not np.isfinite(value).all():
+        value = _as_finite_number(returned)
+        if value is None:
             raise ValueError(
-                f"func must return one finite number, got {value!r} at candidate {index}"
+                f"func must return one finite number, got {returned!r} at candidate {index}"
             )
-        return float(value.reshape(()))
+        return value
 
     update, close = progress_callback(n_evaluations, "evaluations", verbose)
     try:
