@@ -14,6 +14,7 @@ from mondrian_learn.bayesopt import (
     branin,
     hartmann6,
     optimize,
+    optimize_box,
 )
 
 
@@ -169,3 +170,33 @@ def test_bad_objective_is_reported(func: object, message: str) -> None:
     grid = np.random.default_rng(0).uniform(size=(50, 2))
     with pytest.raises(ValueError, match=message):
         optimize(func, grid, 10)  # type: ignore[arg-type]
+
+
+def test_optimize_box_draws_fresh_candidates_inside_the_box() -> None:
+    """Every evaluated point lies in the box, no two coincide (each step draws new
+    candidates), the same seed repeats the run exactly and another seed does not."""
+    domain = np.array([[-5.0, 10.0], [0.0, 15.0]])
+    run = optimize_box(branin, domain, 15, n_candidates=500, random_state=1)
+    assert run.indices is None and run.X.shape == (15, 2)
+    assert np.all((run.X >= domain[:, 0]) & (run.X <= domain[:, 1]))
+    assert len({tuple(x) for x in run.X}) == 15
+    np.testing.assert_array_equal(run.y, branin(run.X))
+    again = optimize_box(branin, domain, 15, n_candidates=500, random_state=1)
+    np.testing.assert_array_equal(again.X, run.X)
+    other = optimize_box(branin, domain, 15, n_candidates=500, random_state=2)
+    assert not np.array_equal(other.X, run.X)
+
+
+@pytest.mark.parametrize(
+    ("domain", "kwargs", "message"),
+    [
+        ([[0.0, 1.0, 2.0]], {}, "shape"),
+        ([[1.0, 0.0]], {}, "lower < upper"),
+        ([[0.0, np.inf]], {}, "NaN or infinity"),
+        ([[0.0, 1.0]], {"n_candidates": 0}, "n_candidates"),
+        ([[0.0, 1.0]], {"n_initial": 0}, "n_initial"),
+    ],
+)
+def test_optimize_box_bad_arguments(domain: list, kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        optimize_box(lambda x: 0.0, domain, 5, **kwargs)
