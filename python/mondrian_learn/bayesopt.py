@@ -131,7 +131,7 @@ class OptimizationResult:
 def _check_count(name: str, value: Any, low: int, high: int) -> int:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise ValueError(f"{name} must be an integer, got {value!r}")
-    if not low <= value <= high:
+    if not low <= int(value) <= high:
         raise ValueError(f"{name} must lie in [{low}, {high}], got {value}")
     return int(value)
 
@@ -177,7 +177,7 @@ def _forest(forest_params: dict[str, Any], seed: int) -> MondrianForestRegressor
 def _check_search_args(func: Any, kappa: Any) -> None:
     if not callable(func):
         raise ValueError(f"func must be callable, got {type(func).__name__}")
-    if not isinstance(kappa, numbers.Real) or not (np.isfinite(kappa) and kappa >= 0):
+    if not isinstance(kappa, numbers.Real) or not (np.isfinite(float(kappa)) and float(kappa) >= 0):
         raise ValueError(f"kappa must be a finite number >= 0, got {kappa!r}")
 
 
