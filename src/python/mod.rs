@@ -2,6 +2,7 @@
 
 mod error;
 mod forest;
+mod partition;
 mod run;
 
 use pyo3::prelude::*;
@@ -10,6 +11,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<forest::ForestRegressor>()?;
+    m.add_class::<partition::PartitionKernel>()?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     Ok(())
 }
