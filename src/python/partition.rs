@@ -439,6 +439,15 @@ impl PartitionKernel {
         Array1::from(nodes).into_pyarray(py)
     }
 
+    /// Depth at which each Random Forest partition cuts its tree (empty for other samplers).
+    fn forest_depths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        let depths = match &self.state.rule {
+            PartitionRule::RandomForest(rule) => rule.depths.clone(),
+            _ => Vec::new(),
+        };
+        Array1::from(depths).into_pyarray(py)
+    }
+
     /// Versioned bytes of the whole state.
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = serialize::to_bytes(&self.state).map_err(to_py_err)?;

@@ -39,7 +39,7 @@ fn products_match_the_dense_kernel_for_any_thread_count() {
     let (n, m) = (300, 13);
     let kernel = random_kernel(n, m, 1);
     let kd = dense(&kernel);
-    for k in [1, 3] {
+    for k in [1, 3, 17] {
         let v = block(n, k, 2);
         let mut out = vec![0.0; n * k];
         kernel
