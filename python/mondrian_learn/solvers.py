@@ -122,7 +122,9 @@ class MarginalLikelihood:
             return signal, float(np.exp(log_noise))
         assert noise is not None
         log_signal = _search(
-            lambda t: -self.value(float(np.exp(t)), noise), np.log(noise * 1e-3), np.log(noise * 1e6)
+            lambda t: -self.value(float(np.exp(t)), noise),
+            np.log(noise * 1e-3),
+            np.log(noise * 1e6),
         )
         return float(np.exp(log_signal)), noise
 

@@ -66,9 +66,12 @@ pub fn top_eigenpairs(
             reason: "tol must be positive and depth at least 1".into(),
         });
     }
-    // The Krylov basis cannot hold more than n vectors.
-    let b = params.block.max(k).min(n);
-    let depth = params.depth.min(n / b).max(1);
+    let b = params.block.max(k);
+    // The basis and the next block must fit in Rⁿ; a problem that small is solved densely.
+    if b * (params.depth + 1) > n {
+        return dense_eigenpairs(a, k, pool);
+    }
+    let depth = params.depth;
     let mut rng = tree_rng(params.seed, 0);
     let mut start: Vec<f64> = (0..n * b).map(|_| 2.0 * uniform(&mut rng) - 1.0).collect();
     orthonormalize(&mut start, b, &[], &mut rng, pool)?;
@@ -160,6 +163,26 @@ pub fn top_eigenpairs(
         start = ritz;
     }
     Err(Error::InvalidInput("block Lanczos ran no cycle".into()))
+}
+
+/// All eigenpairs of a small operator from its dense matrix (`A I`, one block product).
+fn dense_eigenpairs(a: &dyn LinearOperator, k: usize, pool: &ThreadPool) -> Result<EigenResult> {
+    let n = a.dim();
+    let mut matrix = vec![0.0; n * n];
+    a.apply(&identity(n), n, &mut matrix, pool)?;
+    let sym: Vec<f64> = (0..n * n)
+        .map(|i| 0.5 * (matrix[i] + matrix[(i % n) * n + i / n]))
+        .collect();
+    let (values, vectors) = symmetric_eigen(&sym, n)?;
+    let mut top = super::block::select_cols(&vectors, n, &(0..k).collect::<Vec<_>>());
+    fix_signs(&mut top, k);
+    Ok(EigenResult {
+        values: values[..k].to_vec(),
+        vectors: top,
+        residuals: vec![0.0; k],
+        products: 1,
+        converged: true,
+    })
 }
 
 /// Makes the columns of the `n × b` block `w` orthonormal and orthogonal to every block in

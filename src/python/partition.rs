@@ -285,6 +285,31 @@ impl PartitionKernel {
         Ok(to_array2(self.n(), a.n_points, out)?.into_pyarray(py))
     }
 
+    /// The preconditioner of eq. 9–10 applied to `V`: `(1/m) Σ_ρ (s K_ρ + σ² I)⁻¹ V`.
+    fn precondition<'py>(
+        &self,
+        py: Python<'py>,
+        v: PyReadonlyArray2<'py, f64>,
+        signal_variance: f64,
+        noise_variance: f64,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        check_variances(signal_variance, noise_variance).map_err(to_py_err)?;
+        let k = v.as_array().ncols();
+        let v = contiguous(&v)?;
+        let op = ClusterPreconditioner {
+            kernel: &self.state.kernel,
+            scale: signal_variance,
+            noise: noise_variance,
+        };
+        let out = self.pools.run(py, n_jobs, |pool| {
+            let mut out = vec![0.0; v.len()];
+            op.apply(v, k, &mut out, pool)?;
+            Ok(out)
+        })?;
+        Ok(to_array2(self.n(), k, out)?.into_pyarray(py))
+    }
+
     /// Solves `(s K̂ + σ² I) X = B` by block PCG; `preconditioner` is "partition" (eq. 9–10),
     /// "jacobi" or "none". Returns `(X, iterations, relative residuals, converged)`.
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn._validation import draw_seed, resolve_n_jobs
-from mondrian_learn.partition._kernel import RandomPartitionKernel, sub_seed, check_positive_int
+from mondrian_learn.partition._kernel import RandomPartitionKernel, check_positive_int, sub_seed
 from mondrian_learn.solvers import MarginalLikelihood
 
 
@@ -143,7 +143,12 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
             if n_probes < 2:
                 raise ValueError("n_probes must be >= 2 to choose variances by likelihood")
             likelihood = MarginalLikelihood(
-                self.kernel_.core_, centred, n_probes, steps, probe_seed, resolve_n_jobs(self.n_jobs)
+                self.kernel_.core_,
+                centred,
+                n_probes,
+                steps,
+                probe_seed,
+                resolve_n_jobs(self.n_jobs),
             )
             signal, noise = likelihood.maximise(signal, noise)
         self.signal_variance_, self.noise_variance_ = signal, noise

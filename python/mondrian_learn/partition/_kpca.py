@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn._validation import draw_seed, resolve_n_jobs
-from mondrian_learn.partition._kernel import RandomPartitionKernel, sub_seed, check_positive_int
+from mondrian_learn.partition._kernel import RandomPartitionKernel, check_positive_int, sub_seed
 
 
 class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

@@ -65,8 +65,9 @@ class RandomForestPartitions(BaseEstimator):
     def __init__(self, forest: Any = None) -> None:
         self.forest = forest
 
-    def _fit_forest(self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int,
-                    n_jobs: int) -> Any:
+    def _fit_forest(
+        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+    ) -> Any:
         if y is None:
             raise ValueError("RandomForestPartitions is supervised: fit the kernel with y")
         if self.forest is None:
@@ -193,10 +194,14 @@ def resolve_sampler(sampler: Any) -> Any:
     """The sampler object for a name, a sampler, or a bare callable."""
     if isinstance(sampler, str):
         if sampler not in _NAMED:
-            raise ValueError(f"sampler must be one of {sorted(_NAMED)} or a sampler, got {sampler!r}")
+            raise ValueError(
+                f"sampler must be one of {sorted(_NAMED)} or a sampler, got {sampler!r}"
+            )
         return _NAMED[sampler]()
-    if isinstance(sampler, (MondrianPartitions, RandomForestPartitions, FastClusterPartitions,
-                            CallablePartitions)):
+    if isinstance(
+        sampler,
+        (MondrianPartitions, RandomForestPartitions, FastClusterPartitions, CallablePartitions),
+    ):
         return sampler
     if callable(sampler):
         return CallablePartitions(sampler)

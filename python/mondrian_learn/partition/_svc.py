@@ -42,6 +42,8 @@ class PartitionSVC(ClassifierMixin, BaseEstimator):
     kernel_ : RandomPartitionKernel
     svm_ : sklearn.svm.LinearSVC
     classes_ : ndarray
+    n_iter_ : int
+        Iterations of the linear SVM solver.
 
     Examples
     --------
@@ -100,6 +102,7 @@ class PartitionSVC(ClassifierMixin, BaseEstimator):
             random_state=draw_seed(rng) % 2**32,
         ).fit(self.kernel_.features(), y)
         self.classes_ = self.svm_.classes_
+        self.n_iter_ = self.svm_.n_iter_
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:

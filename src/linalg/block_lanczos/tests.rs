@@ -95,3 +95,19 @@ fn rejects_bad_settings() {
     params.tol = 0.0;
     assert!(top_eigenpairs(&op, &params, &p).is_err());
 }
+
+#[test]
+fn tiny_problems_are_solved_densely() {
+    let (op, _) = with_spectrum(&[3.0, 1.0, 2.0, 0.5, 0.0], 4);
+    let params = BlockLanczosParams {
+        k: 2,
+        block: 4,
+        depth: 3,
+        tol: 1e-9,
+        max_restarts: 1,
+        seed: 1,
+    };
+    let res = top_eigenpairs(&op, &params, &pool(1).expect("pool")).expect("eigen");
+    assert!((res.values[0] - 3.0).abs() < 1e-12 && (res.values[1] - 2.0).abs() < 1e-12);
+    assert!(res.converged);
+}
