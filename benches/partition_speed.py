@@ -53,7 +53,6 @@ def part_product() -> dict:
     stream = _best(lambda: core.stream_labels(2))
     array = np.ones(N * M // 2)  # float64: the same 400 MB as the u32 labels
     numpy_sum = _best(lambda: array.sum())
-    del array
     v = np.random.default_rng(0).normal(size=(N, 1))
     V = np.random.default_rng(1).normal(size=(N, 8))
     product = _best(lambda: core.matmul(v, 2))
