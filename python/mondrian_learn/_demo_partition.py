@@ -51,7 +51,7 @@ def run(out_dir: str | Path, seed: int = 0) -> None:
         Z_test = model.transform(X_test)
         knn = KNeighborsClassifier(10).fit(Z_train, y_train)
         print(f"{name:<40}{knn.score(Z_test, y_test):>25.3f}{seconds:>8.2f}")
-        planes[name] = (Z_train, Z_test)
+        planes[name] = Z_test
     try:
         import matplotlib
     except ImportError:
@@ -60,7 +60,7 @@ def run(out_dir: str | Path, seed: int = 0) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 5))
-    for ax, (name, (Z_train, Z_test)) in zip(axes, planes.items()):
+    for ax, (name, Z_test) in zip(axes, planes.items()):
         points = ax.scatter(
             Z_test[:, 0], Z_test[:, 1], c=y_test, cmap="tab10", s=10, vmin=-0.5, vmax=9.5
         )
