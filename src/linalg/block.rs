@@ -12,17 +12,88 @@ use rayon::ThreadPool;
 /// Rows per partial sum in every reduction: fixed, so the summation order is fixed.
 pub const REDUCE_ROWS: usize = 8192;
 
+/// Calls `$fixed::<KB>(args)` for `kb` in 1..=16 (fixed-length inner loops that the compiler
+/// unrolls and vectorises: the block solvers spend most of their non-product time here),
+/// `$dynamic(kb, args)` otherwise.
+macro_rules! by_width {
+    ($kb:expr, $fixed:ident, $dynamic:ident, $($arg:expr),*) => {
+        match $kb {
+            1 => $fixed::<1>($($arg),*),
+            2 => $fixed::<2>($($arg),*),
+            3 => $fixed::<3>($($arg),*),
+            4 => $fixed::<4>($($arg),*),
+            5 => $fixed::<5>($($arg),*),
+            6 => $fixed::<6>($($arg),*),
+            7 => $fixed::<7>($($arg),*),
+            8 => $fixed::<8>($($arg),*),
+            9 => $fixed::<9>($($arg),*),
+            10 => $fixed::<10>($($arg),*),
+            11 => $fixed::<11>($($arg),*),
+            12 => $fixed::<12>($($arg),*),
+            13 => $fixed::<13>($($arg),*),
+            14 => $fixed::<14>($($arg),*),
+            15 => $fixed::<15>($($arg),*),
+            16 => $fixed::<16>($($arg),*),
+            _ => $dynamic($kb, $($arg),*),
+        }
+    };
+}
+
+/// `acc += aᵀ b` over a chunk of rows (`acc` is `ka × KB`).
+fn gram_fixed<const KB: usize>(a: &[f64], ka: usize, b: &[f64], acc: &mut [f64]) {
+    let (b, _) = b.as_chunks::<KB>();
+    let (acc, _) = acc.as_chunks_mut::<KB>();
+    for (ra, rb) in a.chunks_exact(ka).zip(b) {
+        for (&x, s) in ra.iter().zip(acc.iter_mut()) {
+            for j in 0..KB {
+                s[j] += x * rb[j];
+            }
+        }
+    }
+}
+
+fn gram_dynamic(kb: usize, a: &[f64], ka: usize, b: &[f64], acc: &mut [f64]) {
+    for (ra, rb) in a.chunks_exact(ka).zip(b.chunks_exact(kb)) {
+        for (i, &x) in ra.iter().enumerate() {
+            for (s, &y) in acc[i * kb..(i + 1) * kb].iter_mut().zip(rb) {
+                *s += x * y;
+            }
+        }
+    }
+}
+
+/// `out += sign · a s` over a chunk of rows (`s` is `ka × KB`).
+fn mul_small_fixed<const KB: usize>(out: &mut [f64], a: &[f64], ka: usize, s: &[f64], sign: f64) {
+    let (out, _) = out.as_chunks_mut::<KB>();
+    let (s, _) = s.as_chunks::<KB>();
+    for (ro, ra) in out.iter_mut().zip(a.chunks_exact(ka)) {
+        let mut row = *ro;
+        for (&x, w) in ra.iter().zip(s) {
+            let x = sign * x;
+            for j in 0..KB {
+                row[j] += x * w[j];
+            }
+        }
+        *ro = row;
+    }
+}
+
+fn mul_small_dynamic(kb: usize, out: &mut [f64], a: &[f64], ka: usize, s: &[f64], sign: f64) {
+    for (ro, ra) in out.chunks_exact_mut(kb).zip(a.chunks_exact(ka)) {
+        for (i, &x) in ra.iter().enumerate() {
+            let x = sign * x;
+            for (o, &w) in ro.iter_mut().zip(&s[i * kb..(i + 1) * kb]) {
+                *o += x * w;
+            }
+        }
+    }
+}
+
 /// `aᵀb` for row-major blocks `a` (`n × ka`) and `b` (`n × kb`): a `ka × kb` row-major matrix.
 pub fn gram(a: &[f64], ka: usize, b: &[f64], kb: usize, pool: &ThreadPool) -> Vec<f64> {
     let chunk = |(a, b): (&[f64], &[f64])| {
         let mut acc = vec![0.0; ka * kb];
-        for (ra, rb) in a.chunks_exact(ka).zip(b.chunks_exact(kb)) {
-            for (i, &x) in ra.iter().enumerate() {
-                for (s, &y) in acc[i * kb..(i + 1) * kb].iter_mut().zip(rb) {
-                    *s += x * y;
-                }
-            }
-        }
+        by_width!(kb, gram_fixed, gram_dynamic, a, ka, b, &mut acc);
         acc
     };
     let partial: Vec<Vec<f64>> = if a.len() / ka.max(1) <= REDUCE_ROWS {
@@ -142,14 +213,7 @@ pub fn add_mul_small(
     pool: &ThreadPool,
 ) {
     zip_rows(out, kb, a, ka, pool, |out, a| {
-        for (ro, ra) in out.chunks_exact_mut(kb).zip(a.chunks_exact(ka)) {
-            for (i, &x) in ra.iter().enumerate() {
-                let x = sign * x;
-                for (o, &w) in ro.iter_mut().zip(&s[i * kb..(i + 1) * kb]) {
-                    *o += x * w;
-                }
-            }
-        }
+        by_width!(kb, mul_small_fixed, mul_small_dynamic, out, a, ka, s, sign)
     });
 }
 
@@ -210,6 +274,31 @@ mod tests {
 
     fn g_self(a: &[f64], k: usize, i: usize) -> f64 {
         a.chunks_exact(k).map(|r| r[i] * r[i]).sum()
+    }
+
+    #[test]
+    fn fixed_and_dynamic_widths_agree_with_plain_loops() {
+        let p = pool(2).expect("pool");
+        let n = 300;
+        for kb in [1, 7, 16, 17, 20] {
+            let (a, b) = (block(n, 3, 5), block(n, kb, 6));
+            let g = gram(&a, 3, &b, kb, &p);
+            let s = block(3, kb, 7);
+            let mut out = vec![0.0; n * kb];
+            add_mul_small(&mut out, &a, 3, &s, kb, 1.0, &p);
+            for i in 0..3 {
+                for j in 0..kb {
+                    let plain: f64 = (0..n).map(|r| a[r * 3 + i] * b[r * kb + j]).sum();
+                    assert!((g[i * kb + j] - plain).abs() < 1e-12);
+                }
+            }
+            for r in [0, n - 1] {
+                for j in 0..kb {
+                    let want: f64 = (0..3).map(|i| a[r * 3 + i] * s[i * kb + j]).sum();
+                    assert!((out[r * kb + j] - want).abs() < 1e-12);
+                }
+            }
+        }
     }
 
     #[test]
