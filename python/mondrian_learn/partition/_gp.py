@@ -13,7 +13,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn._validation import draw_seed, resolve_n_jobs
-from mondrian_learn.partition._kernel import RandomPartitionKernel, check_positive_int, sub_seed
+from mondrian_learn.partition._kernel import (
+    RandomPartitionKernel,
+    Stages,
+    check_positive_int,
+    sub_seed,
+)
 from mondrian_learn.solvers import MarginalLikelihood
 
 
@@ -63,6 +68,8 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
         Lanczos steps per probe.
     random_state, n_jobs
         As for :class:`RandomPartitionKernel`; results are identical for any ``n_jobs``.
+    verbose : int, default=0
+        Report each stage of the fit (sampling, solves) with its time on stderr.
 
     Attributes
     ----------
@@ -99,6 +106,7 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
         lanczos_steps: int = 60,
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
+        verbose: int = 0,
     ) -> None:
         self.sampler = sampler
         self.n_partitions = n_partitions
@@ -111,6 +119,7 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
         self.lanczos_steps = lanczos_steps
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any) -> PartitionGPRegressor:
         """Sample the partitions, choose the variances left as None, and solve for ``α``.
@@ -135,9 +144,11 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
             )
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         rng = check_random_state(self.random_state)
+        stages = Stages(self.verbose, "PartitionGPRegressor")
         self.kernel_ = RandomPartitionKernel(
             self.sampler, self.n_partitions, sub_seed(rng), self.n_jobs
         ).fit(X, y)
+        stages.done(f"sampled {self.n_partitions} partitions")
         self.y_mean_ = float(y.mean())
         centred = y - self.y_mean_
         probe_seed = draw_seed(rng)
@@ -153,11 +164,13 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
                 resolve_n_jobs(self.n_jobs),
             )
             signal, noise = likelihood.maximise(signal, noise)
+            stages.done(f"chose s = {signal:.3g}, σ² = {noise:.3g} by marginal likelihood")
         self.signal_variance_, self.noise_variance_ = signal, noise
         self.alpha_, info = self.kernel_.solve(
             centred, noise, signal, self.preconditioner, self.tol, self.max_iter
         )
         self.n_iter_ = int(info["iterations"][0])
+        stages.done(f"solved for α in {self.n_iter_} CG iterations")
         if not info["converged"][0] and np.any(centred != 0):
             warnings.warn(
                 f"conjugate gradients stopped after {self.n_iter_} iterations with relative "

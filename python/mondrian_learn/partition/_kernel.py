@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numbers
+import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,19 @@ from mondrian_learn.partition._samplers import (
     assign_by_rules,
     resolve_sampler,
 )
+
+
+class Stages:
+    """Prints ``stage: seconds`` lines to stderr when ``verbose`` (long fits report progress)."""
+
+    def __init__(self, verbose: int, name: str) -> None:
+        self.verbose, self.name, self.start = verbose, name, time.perf_counter()
+
+    def done(self, stage: str) -> None:
+        if self.verbose:
+            now = time.perf_counter()
+            print(f"{self.name}: {stage} in {now - self.start:.2f} s", file=sys.stderr, flush=True)
+            self.start = now
 
 
 def check_positive_int(value: Any, name: str) -> int:

@@ -13,7 +13,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn._validation import draw_seed, resolve_n_jobs
-from mondrian_learn.partition._kernel import RandomPartitionKernel, check_positive_int, sub_seed
+from mondrian_learn.partition._kernel import (
+    RandomPartitionKernel,
+    Stages,
+    check_positive_int,
+    sub_seed,
+)
 
 
 class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -43,6 +48,8 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     max_restarts : int, default=50
     random_state, n_jobs
         As for :class:`RandomPartitionKernel`; results are identical for any ``n_jobs``.
+    verbose : int, default=0
+        Report each stage of the fit (sampling, solves) with its time on stderr.
 
     Attributes
     ----------
@@ -82,6 +89,7 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         max_restarts: int = 50,
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
+        verbose: int = 0,
     ) -> None:
         self.n_components = n_components
         self.sampler = sampler
@@ -92,6 +100,7 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self.max_restarts = max_restarts
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any = None) -> PartitionKernelPCA:
         """Sample the partitions and compute the top eigenpairs of the centred kernel.
@@ -121,9 +130,11 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if k > X.shape[0]:
             raise ValueError(f"n_components={k} exceeds the number of samples {X.shape[0]}")
         rng = check_random_state(self.random_state)
+        stages = Stages(self.verbose, "PartitionKernelPCA")
         self.kernel_ = RandomPartitionKernel(
             self.sampler, self.n_partitions, sub_seed(rng), self.n_jobs
         ).fit(X, y)
+        stages.done(f"sampled {self.n_partitions} partitions")
         values, vectors, residuals, products, converged = self.kernel_.core_.top_eigen(
             k,
             block,
@@ -134,6 +145,7 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             True,
             resolve_n_jobs(self.n_jobs),
         )
+        stages.done(f"block Lanczos: {products} block products")
         if not converged:
             warnings.warn(
                 f"block Lanczos stopped after {self.max_restarts} restarts with residuals "
