@@ -26,11 +26,20 @@ def kmeans_partition(X: np.ndarray, y: object, rng: np.random.Generator) -> obje
     return KMeans(k, n_init=1, random_state=int(rng.integers(2**31))).fit(X).predict
 
 
+def hyperplane_partition(X: np.ndarray, y: object, rng: np.random.Generator) -> object:
+    """A cheap program: 1–3 random hyperplanes through data points; the cluster is the code
+    of the sides a point lies on."""
+    k = int(rng.integers(1, 4))
+    normals = rng.normal(size=(k, X.shape[1]))
+    offsets = np.einsum("kd,kd->k", normals, X[rng.integers(0, len(X), size=k)])
+    return lambda Z: ((Z @ normals.T > offsets) * (2 ** np.arange(k))).sum(axis=1)
+
+
 SAMPLERS = {
     "mondrian": MondrianPartitions(lifetime=2.0),
     "random_forest": RandomForestPartitions(),
     "fast_cluster": FastClusterPartitions(max_level=5),
-    "callable": CallablePartitions(kmeans_partition),
+    "callable": CallablePartitions(hyperplane_partition),
 }
 
 
