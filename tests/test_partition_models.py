@@ -67,7 +67,7 @@ def test_preconditioner_formula_and_iteration_counts(data) -> None:  # type: ign
     for part in labels[:5]:
         Kp = (part[:, None] == part[None, :]).astype(float)
         want += np.linalg.solve(s * Kp + noise * np.eye(800), v) / 5
-    np.testing.assert_allclose(five.precondition(v, s, noise, 1), want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(_core.precondition(five, v, s, noise, 1), want, rtol=1e-9, atol=1e-9)
     its = {
         pre: int(kernel.solve(y - y.mean(), noise, s, pre, 1e-6, 5000)[1]["iterations"][0])
         for pre in ("partition", "jacobi", "none")

@@ -3,7 +3,15 @@ from typing import Callable, final
 import numpy as np
 from typing_extensions import Self
 
-__all__ = ["ForestRegressor", "FORMAT_VERSION", "PartitionKernel"]
+__all__ = [
+    "ForestRegressor",
+    "FORMAT_VERSION",
+    "PartitionKernel",
+    "lanczos",
+    "precondition",
+    "solve",
+    "top_eigen",
+]
 
 FORMAT_VERSION: int
 
@@ -84,33 +92,6 @@ class PartitionKernel:
     def cross_columns(
         self, labels: np.ndarray, weights: np.ndarray | None, n_jobs: int
     ) -> np.ndarray: ...
-    def precondition(
-        self, v: np.ndarray, signal_variance: float, noise_variance: float, n_jobs: int
-    ) -> np.ndarray: ...
-    def solve(
-        self,
-        b: np.ndarray,
-        signal_variance: float,
-        noise_variance: float,
-        preconditioner: str,
-        tol: float,
-        max_iter: int,
-        n_jobs: int,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
-    def lanczos(
-        self, starts: np.ndarray, steps: int, n_jobs: int
-    ) -> list[tuple[np.ndarray, np.ndarray]]: ...
-    def top_eigen(
-        self,
-        k: int,
-        block: int,
-        depth: int,
-        tol: float,
-        max_restarts: int,
-        seed: int,
-        centred: bool,
-        n_jobs: int,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]: ...
     def stream_labels(self, n_jobs: int) -> int: ...
     def tree_nodes(self) -> np.ndarray: ...
     def forest_depths(self) -> np.ndarray: ...
@@ -118,3 +99,35 @@ class PartitionKernel:
     @staticmethod
     def from_bytes(bytes: bytes) -> PartitionKernel: ...
     def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+def precondition(
+    handle: PartitionKernel,
+    v: np.ndarray,
+    signal_variance: float,
+    noise_variance: float,
+    n_jobs: int,
+) -> np.ndarray: ...
+def solve(
+    handle: PartitionKernel,
+    b: np.ndarray,
+    signal_variance: float,
+    noise_variance: float,
+    preconditioner: str,
+    tol: float,
+    max_iter: int,
+    n_jobs: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+def lanczos(
+    handle: PartitionKernel, starts: np.ndarray, steps: int, n_jobs: int
+) -> list[tuple[np.ndarray, np.ndarray]]: ...
+def top_eigen(
+    handle: PartitionKernel,
+    k: int,
+    block: int,
+    depth: int,
+    tol: float,
+    max_restarts: int,
+    seed: int,
+    centred: bool,
+    n_jobs: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]: ...

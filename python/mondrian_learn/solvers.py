@@ -27,6 +27,8 @@ import numpy as np
 from scipy.linalg import eigh_tridiagonal
 from scipy.optimize import minimize_scalar
 
+from mondrian_learn import _core
+
 
 def gauss_nodes(alpha: np.ndarray, beta: np.ndarray, norm2: float) -> tuple[np.ndarray, np.ndarray]:
     """Nodes ``θ_j`` (clipped at 0: the operator is PSD, rounding is not) and weights
@@ -68,7 +70,7 @@ class MarginalLikelihood:
         if norms2[0] == 0:
             # y ≡ 0: the data-fit term vanishes; any start gives the log-determinant.
             starts[:, 0] = probes[:, 0]
-        tri = core.lanczos(starts, int(steps), n_jobs)
+        tri = _core.lanczos(core, starts, int(steps), n_jobs)
         nodes = [gauss_nodes(a, b, w) for (a, b), w in zip(tri, norms2)]
         self._y = nodes[0] if norms2[0] > 0 else (np.zeros(1), np.zeros(1))
         self._probes = nodes[1:]

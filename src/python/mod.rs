@@ -2,6 +2,7 @@
 
 mod error;
 mod forest;
+mod linalg;
 mod partition;
 mod run;
 
@@ -12,6 +13,10 @@ use pyo3::prelude::*;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<forest::ForestRegressor>()?;
     m.add_class::<partition::PartitionKernel>()?;
+    m.add_function(wrap_pyfunction!(linalg::precondition, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::lanczos, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::top_eigen, m)?)?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     Ok(())
 }

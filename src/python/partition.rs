@@ -3,13 +3,7 @@
 use super::error::to_py_err;
 use super::run::PoolCache;
 use crate::error::{Error, Result};
-use crate::linalg::block_lanczos::{top_eigenpairs, BlockLanczosParams};
-use crate::linalg::operator::{Identity, InverseDiagonal, LinearOperator};
-use crate::linalg::{cg, lanczos};
 use crate::partition::kernel::{Assignment, PartitionKernel as Kernel};
-use crate::partition::operators::{
-    check_variances, CentredKernel, ClusterPreconditioner, KernelSystem,
-};
 use crate::partition::random_forest::DecisionTree;
 use crate::partition::{fast_cluster, mondrian, random_forest, PartitionRule};
 use crate::serialize;
@@ -34,12 +28,14 @@ struct State {
 
 /// The values of a C-contiguous array (the Python layer makes every array C-contiguous, so
 /// no call copies the training points).
-fn contiguous<'a, T: numpy::Element>(a: &'a PyReadonlyArray2<'_, T>) -> PyResult<&'a [T]> {
+pub(super) fn contiguous<'a, T: numpy::Element>(
+    a: &'a PyReadonlyArray2<'_, T>,
+) -> PyResult<&'a [T]> {
     a.as_slice()
         .map_err(|_| to_py_err(Error::InvalidInput("arrays must be C-contiguous".into())))
 }
 
-fn to_array2<T>(rows: usize, cols: usize, v: Vec<T>) -> PyResult<Array2<T>> {
+pub(super) fn to_array2<T>(rows: usize, cols: usize, v: Vec<T>) -> PyResult<Array2<T>> {
     Array2::from_shape_vec((rows, cols), v)
         .map_err(|e| to_py_err(Error::InvalidInput(e.to_string())))
 }
@@ -66,6 +62,21 @@ impl PartitionKernel {
 
     fn n(&self) -> usize {
         self.state.kernel.n_points()
+    }
+
+    /// The labels and cluster sizes (for the solvers in `linalg.rs`).
+    pub(super) fn kernel(&self) -> &Kernel {
+        &self.state.kernel
+    }
+
+    /// Runs `work` with the GIL released on this kernel's pool.
+    pub(super) fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        n_jobs: usize,
+        work: impl FnOnce(&rayon::ThreadPool) -> Result<T> + Send,
+    ) -> PyResult<T> {
+        self.pools.run(py, n_jobs, work)
     }
 }
 
@@ -283,169 +294,6 @@ impl PartitionKernel {
             Ok(out)
         })?;
         Ok(to_array2(self.n(), a.n_points, out)?.into_pyarray(py))
-    }
-
-    /// The preconditioner of eq. 9–10 applied to `V`: `(1/m) Σ_ρ (s K_ρ + σ² I)⁻¹ V`.
-    fn precondition<'py>(
-        &self,
-        py: Python<'py>,
-        v: PyReadonlyArray2<'py, f64>,
-        signal_variance: f64,
-        noise_variance: f64,
-        n_jobs: usize,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        check_variances(signal_variance, noise_variance).map_err(to_py_err)?;
-        let k = v.as_array().ncols();
-        let v = contiguous(&v)?;
-        let op = ClusterPreconditioner {
-            kernel: &self.state.kernel,
-            scale: signal_variance,
-            noise: noise_variance,
-        };
-        let out = self.pools.run(py, n_jobs, |pool| {
-            let mut out = vec![0.0; v.len()];
-            op.apply(v, k, &mut out, pool)?;
-            Ok(out)
-        })?;
-        Ok(to_array2(self.n(), k, out)?.into_pyarray(py))
-    }
-
-    /// Solves `(s K̂ + σ² I) X = B` by block PCG; `preconditioner` is "partition" (eq. 9–10),
-    /// "jacobi" or "none". Returns `(X, iterations, relative residuals, converged)`.
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn solve<'py>(
-        &self,
-        py: Python<'py>,
-        b: PyReadonlyArray2<'py, f64>,
-        signal_variance: f64,
-        noise_variance: f64,
-        preconditioner: &str,
-        tol: f64,
-        max_iter: usize,
-        n_jobs: usize,
-    ) -> PyResult<(
-        Bound<'py, PyArray2<f64>>,
-        Bound<'py, PyArray1<u64>>,
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray1<bool>>,
-    )> {
-        check_variances(signal_variance, noise_variance).map_err(to_py_err)?;
-        let k = b.as_array().ncols();
-        let b = contiguous(&b)?;
-        let kernel = &self.state.kernel;
-        let n = kernel.n_points();
-        let system = KernelSystem {
-            kernel,
-            scale: signal_variance,
-            noise: noise_variance,
-        };
-        let pre: Box<dyn LinearOperator> = match preconditioner {
-            "partition" => Box::new(ClusterPreconditioner {
-                kernel,
-                scale: signal_variance,
-                noise: noise_variance,
-            }),
-            // Every training point's k(x, x) is 1, so the diagonal is s + σ² everywhere.
-            "jacobi" => Box::new(
-                InverseDiagonal::new(&vec![signal_variance + noise_variance; n])
-                    .map_err(to_py_err)?,
-            ),
-            "none" => Box::new(Identity(n)),
-            other => {
-                return Err(to_py_err(Error::InvalidParameter {
-                    name: "preconditioner",
-                    reason: format!("must be 'partition', 'jacobi' or 'none', got {other:?}"),
-                }))
-            }
-        };
-        let res = self.pools.run(py, n_jobs, |pool| {
-            cg::solve(&system, pre.as_ref(), b, k, tol, max_iter, pool)
-        })?;
-        let iterations: Vec<u64> = res.iterations.iter().map(|&i| i as u64).collect();
-        Ok((
-            to_array2(n, k, res.x)?.into_pyarray(py),
-            iterations.into_pyarray(py),
-            res.relative_residual.into_pyarray(py),
-            res.converged.into_pyarray(py),
-        ))
-    }
-
-    /// Lanczos tridiagonals of `K̂` from each column of `starts` (n_points × k): a list of
-    /// `(alpha, beta)` pairs.
-    #[allow(clippy::type_complexity)]
-    fn lanczos<'py>(
-        &self,
-        py: Python<'py>,
-        starts: PyReadonlyArray2<'py, f64>,
-        steps: usize,
-        n_jobs: usize,
-    ) -> PyResult<Vec<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)>> {
-        let k = starts.as_array().ncols();
-        let starts = contiguous(&starts)?;
-        let kernel = &self.state.kernel;
-        let op = KernelSystem {
-            kernel,
-            scale: 1.0,
-            noise: 0.0,
-        };
-        let out = self.pools.run(py, n_jobs, |pool| {
-            lanczos::tridiagonalize(&op, starts, k, steps, pool)
-        })?;
-        Ok(out
-            .into_iter()
-            .map(|t| (t.alpha.into_pyarray(py), t.beta.into_pyarray(py)))
-            .collect())
-    }
-
-    /// Top `k` eigenpairs of `s K̂` (centred: `H s K̂ H`) by restarted block Lanczos.
-    /// Returns `(values, vectors, residuals, block products, converged)`.
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn top_eigen<'py>(
-        &self,
-        py: Python<'py>,
-        k: usize,
-        block: usize,
-        depth: usize,
-        tol: f64,
-        max_restarts: usize,
-        seed: u64,
-        centred: bool,
-        n_jobs: usize,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray2<f64>>,
-        Bound<'py, PyArray1<f64>>,
-        usize,
-        bool,
-    )> {
-        let kernel = &self.state.kernel;
-        let params = BlockLanczosParams {
-            k,
-            block,
-            depth,
-            tol,
-            max_restarts,
-            seed,
-        };
-        let res = self.pools.run(py, n_jobs, |pool| {
-            if centred {
-                top_eigenpairs(&CentredKernel { kernel, scale: 1.0 }, &params, pool)
-            } else {
-                let op = KernelSystem {
-                    kernel,
-                    scale: 1.0,
-                    noise: 0.0,
-                };
-                top_eigenpairs(&op, &params, pool)
-            }
-        })?;
-        Ok((
-            res.values.into_pyarray(py),
-            to_array2(self.n(), k, res.vectors)?.into_pyarray(py),
-            res.residuals.into_pyarray(py),
-            res.products,
-            res.converged,
-        ))
     }
 
     /// Reads every label once in parallel and returns their sum (the bandwidth yardstick).

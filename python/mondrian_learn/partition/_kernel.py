@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from mondrian_learn import _core
 from mondrian_learn._validation import as_core_array, draw_seed, resolve_n_jobs
 from mondrian_learn.partition._samplers import (
     FRESH,
@@ -259,7 +260,8 @@ default="mondrian"
         check_is_fitted(self)
         B, vector = as_block(B, self.n_points_, "B")
         max_iter = check_positive_int(max_iter, "max_iter")
-        x, iterations, residual, converged = self.core_.solve(
+        x, iterations, residual, converged = _core.solve(
+            self.core_,
             B,
             float(signal_variance),
             float(noise_variance),

@@ -12,6 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from mondrian_learn import _core
 from mondrian_learn._validation import draw_seed, resolve_n_jobs
 from mondrian_learn.partition._kernel import (
     RandomPartitionKernel,
@@ -135,7 +136,8 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self.sampler, self.n_partitions, sub_seed(rng), self.n_jobs
         ).fit(X, y)
         stages.done(f"sampled {self.n_partitions} partitions")
-        values, vectors, residuals, products, converged = self.kernel_.core_.top_eigen(
+        values, vectors, residuals, products, converged = _core.top_eigen(
+            self.kernel_.core_,
             k,
             block,
             depth,
