@@ -4,7 +4,9 @@
 
 pub mod error;
 pub mod forest;
+pub mod linalg;
 pub mod parallel;
+pub mod partition;
 pub mod rng;
 pub mod serialize;
 pub mod tree;

@@ -5,6 +5,18 @@ estimators: validation, parameters and orchestration.
 """
 
 from mondrian_learn.forest import MondrianForestRegressor
+from mondrian_learn.partition import (
+    PartitionGPRegressor,
+    PartitionKernelPCA,
+    PartitionSVC,
+    RandomPartitionKernel,
+)
 
-__all__ = ["MondrianForestRegressor"]
+__all__ = [
+    "MondrianForestRegressor",
+    "PartitionGPRegressor",
+    "PartitionKernelPCA",
+    "PartitionSVC",
+    "RandomPartitionKernel",
+]
 __version__ = "0.1.0"

@@ -3,7 +3,15 @@ from typing import Callable, final
 import numpy as np
 from typing_extensions import Self
 
-__all__ = ["ForestRegressor", "FORMAT_VERSION"]
+__all__ = [
+    "ForestRegressor",
+    "FORMAT_VERSION",
+    "PartitionKernel",
+    "lanczos",
+    "precondition",
+    "solve",
+    "top_eigen",
+]
 
 FORMAT_VERSION: int
 
@@ -51,3 +59,77 @@ class ForestRegressor:
     @staticmethod
     def from_bytes(bytes: bytes) -> ForestRegressor: ...
     def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+@final
+class PartitionKernel:
+    @staticmethod
+    def mondrian(
+        x: np.ndarray, n_partitions: int, lifetime: float, seed: int, n_jobs: int
+    ) -> PartitionKernel: ...
+    @staticmethod
+    def random_forest(
+        x: np.ndarray,
+        trees: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+        seed: int,
+        n_jobs: int,
+    ) -> PartitionKernel: ...
+    @staticmethod
+    def fast_cluster(
+        x: np.ndarray, n_partitions: int, max_level: int, seed: int, n_jobs: int
+    ) -> PartitionKernel: ...
+    @staticmethod
+    def from_labels(labels: np.ndarray) -> PartitionKernel: ...
+    @property
+    def n_points(self) -> int: ...
+    @property
+    def n_partitions(self) -> int: ...
+    def n_clusters(self) -> np.ndarray: ...
+    def cluster_offsets(self) -> np.ndarray: ...
+    def labels(self) -> np.ndarray: ...
+    def assign(self, x: np.ndarray, n_jobs: int) -> tuple[np.ndarray, np.ndarray | None]: ...
+    def matmul(self, v: np.ndarray, n_jobs: int) -> np.ndarray: ...
+    def cross_matmul(
+        self, labels: np.ndarray, weights: np.ndarray | None, v: np.ndarray, n_jobs: int
+    ) -> np.ndarray: ...
+    def cross_columns(
+        self, labels: np.ndarray, weights: np.ndarray | None, n_jobs: int
+    ) -> np.ndarray: ...
+    def stream_labels(self, n_jobs: int) -> int: ...
+    def tree_nodes(self) -> np.ndarray: ...
+    def forest_depths(self) -> np.ndarray: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(bytes: bytes) -> PartitionKernel: ...
+    def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+def precondition(
+    handle: PartitionKernel,
+    v: np.ndarray,
+    signal_variance: float,
+    noise_variance: float,
+    n_jobs: int,
+) -> np.ndarray: ...
+def solve(
+    handle: PartitionKernel,
+    b: np.ndarray,
+    signal_variance: float,
+    noise_variance: float,
+    preconditioner: str,
+    tol: float,
+    max_iter: int,
+    n_jobs: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+def lanczos(
+    handle: PartitionKernel, starts: np.ndarray, steps: int, n_jobs: int
+) -> list[tuple[np.ndarray, np.ndarray]]: ...
+def top_eigen(
+    handle: PartitionKernel,
+    k: int,
+    block: int,
+    depth: int,
+    tol: float,
+    max_restarts: int,
+    seed: int,
+    centred: bool,
+    n_jobs: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]: ...

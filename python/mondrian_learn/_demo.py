@@ -153,3 +153,6 @@ def run_demo(out: str, seed: int = 0) -> None:
     ]:
         plot(folder / name, seed)
         print(f"saved {folder / name}")
+    from mondrian_learn._demo_partition import run as run_partition_demo
+
+    run_partition_demo(folder, seed)

@@ -2,6 +2,8 @@
 
 mod error;
 mod forest;
+mod linalg;
+mod partition;
 mod pickle;
 mod run;
 
@@ -11,6 +13,11 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<forest::ForestRegressor>()?;
+    m.add_class::<partition::PartitionKernel>()?;
+    m.add_function(wrap_pyfunction!(linalg::precondition, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::lanczos, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::top_eigen, m)?)?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     Ok(())
 }

@@ -1,0 +1,274 @@
+"""The m-approximate random partition kernel (Davies & Ghahramani 2014, §3)."""
+
+from __future__ import annotations
+
+import numbers
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from mondrian_learn import _core
+from mondrian_learn._validation import as_core_array, draw_seed, resolve_n_jobs
+from mondrian_learn.partition._samplers import (
+    FRESH,
+    CallablePartitions,
+    assign_by_rules,
+    resolve_sampler,
+)
+
+
+class Stages:
+    """Prints ``stage: seconds`` lines to stderr when ``verbose`` (long fits report progress)."""
+
+    def __init__(self, verbose: int, name: str) -> None:
+        self.verbose, self.name, self.start = verbose, name, time.perf_counter()
+
+    def done(self, stage: str) -> None:
+        if self.verbose:
+            now = time.perf_counter()
+            print(f"{self.name}: {stage} in {now - self.start:.2f} s", file=sys.stderr, flush=True)
+            self.start = now
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """``value`` as an int ≥ 1, else ValueError naming ``name``."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def sub_seed(rng: np.random.RandomState) -> int:
+    """A seed for a component (the kernel inside an estimator), drawn from the estimator's
+    ``RandomState`` and usable as its ``random_state``."""
+    return int(rng.randint(0, 2**32 - 1, dtype=np.int64))
+
+
+def as_block(V: Any, n: int, name: str = "V") -> tuple[np.ndarray, bool]:
+    """``V`` as a C-ordered float64 (n, k) block, and whether it was one-dimensional."""
+    V = np.asarray(V, dtype=np.float64)
+    vector = V.ndim == 1
+    V = V.reshape(-1, 1) if vector else V
+    if V.ndim != 2 or V.shape[0] != n or V.shape[1] == 0:
+        raise ValueError(f"{name} must have shape ({n},) or ({n}, k), got {np.shape(V)}")
+    if not np.isfinite(V).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return np.ascontiguousarray(V), vector
+
+
+class RandomPartitionKernel(BaseEstimator):
+    """``k̂(a, b)``: the fraction of ``m`` random partitions that put ``a`` and ``b`` in the
+    same cluster (Davies & Ghahramani 2014, eq. 4–5), never formed as a matrix.
+
+    ``fit`` draws the partitions of the training points and stores them as ``m`` label
+    vectors (``u32``). A product ``K̂ V`` costs O(m N) per column of ``V``: per partition, sum
+    ``V``'s rows within each cluster, then give each point its cluster's sum; the columns of a
+    block share one read of the labels. Results are identical for any ``n_jobs``.
+
+    Parameters
+    ----------
+    sampler : {"mondrian", "random_forest", "fast_cluster"}, sampler object or callable, \
+default="mondrian"
+        The distribution over partitions: :class:`MondrianPartitions`,
+        :class:`RandomForestPartitions`, :class:`FastClusterPartitions`,
+        :class:`CallablePartitions`, or a bare callable ``f(X, y, rng) -> rule``.
+    n_partitions : int, default=100
+        m.
+    random_state : int, RandomState or None, default=None
+        Partition ρ draws from a stream derived from ``(seed, ρ)``.
+    n_jobs : int or None, default=None
+        Threads (None: 1, −1: all cores).
+
+    Attributes
+    ----------
+    core_ : mondrian_learn._core.PartitionKernel
+        The labels and the rule for new points, held by Rust.
+    n_clusters_ : ndarray of shape (n_partitions,)
+        Clusters per partition.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian_learn.partition import RandomPartitionKernel, MondrianPartitions
+    >>> X = np.random.default_rng(0).uniform(size=(500, 2))
+    >>> kernel = RandomPartitionKernel(MondrianPartitions(lifetime=3.0), 2000,
+    ...                                random_state=0).fit(X)
+    >>> K = kernel.kernel_matrix(X[:2])  # K̂(X[:2], X): close to exp(−3 ‖a − b‖₁)
+    >>> bool(abs(K[0, 1] - np.exp(-3 * np.abs(X[0] - X[1]).sum())) < 0.05)
+    True
+    """
+
+    def __init__(
+        self,
+        sampler: Any = "mondrian",
+        n_partitions: int = 100,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.sampler = sampler
+        self.n_partitions = n_partitions
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X: Any, y: Any = None) -> RandomPartitionKernel:
+        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or None
+
+        Returns
+        -------
+        self : RandomPartitionKernel
+        """
+        m = check_positive_int(self.n_partitions, "n_partitions")
+        sampler = resolve_sampler(self.sampler)
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        if y is None:
+            X = validate_data(self, X, dtype=np.float64)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        seed = draw_seed(self.random_state)
+        X = as_core_array(X)
+        if isinstance(sampler, CallablePartitions):
+            self.core_, self.rules_, self.uniques_ = sampler._sample(X, y, m, seed, n_jobs)
+        else:
+            self.core_ = sampler._sample(X, y, m, seed, n_jobs)
+        return self
+
+    @property
+    def n_clusters_(self) -> np.ndarray:
+        check_is_fitted(self)
+        return self.core_.n_clusters().astype(np.intp)
+
+    @property
+    def n_points_(self) -> int:
+        """Number of training points."""
+        check_is_fitted(self)
+        return int(self.core_.n_points)
+
+    def _threads(self) -> int:
+        return resolve_n_jobs(self.n_jobs)
+
+    def assign(self, X: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """Cluster of every point of ``X`` in every partition.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_partitions, n_samples), dtype uint32
+            Cluster ids; ``FRESH`` (2³² − 1) for a point alone in its cluster.
+        weights : ndarray of the same shape or None
+            Probability that the point shares its cluster (Mondrian sampler), None when 1.
+        """
+        check_is_fitted(self)
+        X = as_core_array(validate_data(self, X, dtype=np.float64, reset=False))
+        if hasattr(self, "rules_"):
+            return assign_by_rules(self.rules_, self.uniques_, X), None
+        return self.core_.assign(X, self._threads())
+
+    def matmul(self, V: Any) -> np.ndarray:
+        """``K̂ V`` over the training points; ``V`` of shape (n,) or (n, k)."""
+        check_is_fitted(self)
+        V, vector = as_block(V, self.n_points_)
+        out = self.core_.matmul(V, self._threads())
+        return out[:, 0] if vector else out
+
+    def cross_matmul(self, X: Any, V: Any) -> np.ndarray:
+        """``K̂(X, X_train) V``; ``V`` of shape (n_train,) or (n_train, k)."""
+        labels, weights = self.assign(X)
+        V, vector = as_block(V, self.n_points_)
+        out = self.core_.cross_matmul(labels, weights, V, self._threads())
+        return out[:, 0] if vector else out
+
+    def kernel_matrix(self, X: Any = None) -> np.ndarray:
+        """Dense ``K̂(X, X_train)`` (``K̂(X_train, X_train)`` when ``X`` is None), for small
+        problems and checks: O(n · n_train) memory."""
+        check_is_fitted(self)
+        if X is None:
+            return self.matmul(np.eye(self.n_points_))
+        labels, weights = self.assign(X)
+        return self.core_.cross_columns(labels, weights, self._threads()).T.copy()
+
+    def features(self, X: Any = None) -> sp.csr_matrix:
+        """Sparse one-hot features ``φ`` with ``φ(a)·φ(b) = k̂(a, b)``: one column per cluster
+        of every partition, value ``1/√m`` (times the weight for new points), so a linear
+        model on them is a kernel machine with ``k̂``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None
+            None: the training points.
+
+        Returns
+        -------
+        phi : scipy.sparse.csr_matrix of shape (n_samples, total clusters)
+        """
+        check_is_fitted(self)
+        offsets = self.core_.cluster_offsets().astype(np.int64)
+        m = int(self.core_.n_partitions)
+        if X is None:
+            labels, weights = self.core_.labels(), None
+        else:
+            labels, weights = self.assign(X)
+        n = labels.shape[1]
+        # Rows in point order: (n, m) before masking out points alone in their cluster.
+        cols_nm = labels.T.astype(np.int64) + offsets[None, :-1]
+        mask_nm = labels.T != FRESH
+        columns = cols_nm[mask_nm]
+        values = np.full(columns.shape, 1 / np.sqrt(m))
+        if weights is not None:
+            values = values * weights.T[mask_nm]
+        indptr = np.concatenate([[0], np.cumsum(mask_nm.sum(axis=1))])
+        return sp.csr_matrix((values, columns, indptr), shape=(n, int(offsets[-1])))
+
+    def solve(
+        self,
+        B: Any,
+        noise_variance: float,
+        signal_variance: float = 1.0,
+        preconditioner: str = "partition",
+        tol: float = 1e-6,
+        max_iter: int = 1000,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Solve ``(s K̂ + σ² I) A = B`` by preconditioned conjugate gradients.
+
+        Parameters
+        ----------
+        B : array-like of shape (n_train,) or (n_train, k)
+        noise_variance, signal_variance : float
+            σ² > 0 and s > 0.
+        preconditioner : {"partition", "jacobi", "none"}, default="partition"
+            "partition": ``(1/m) Σ_ρ (s K_ρ + σ² I)⁻¹`` (eq. 9), each inverse in closed form
+            (eq. 10, Sherman–Morrison per cluster); "jacobi": the diagonal, which is
+            ``s + σ²`` everywhere for a partition kernel, so it runs exactly like "none".
+        tol : float, default=1e-6
+            Stop a column when ``‖b − A x‖ ≤ tol ‖b‖``.
+        max_iter : int, default=1000
+
+        Returns
+        -------
+        A : ndarray, shaped like ``B``
+        info : dict
+            ``iterations``, ``residual`` (relative) and ``converged`` per column.
+        """
+        check_is_fitted(self)
+        B, vector = as_block(B, self.n_points_, "B")
+        max_iter = check_positive_int(max_iter, "max_iter")
+        x, iterations, residual, converged = _core.solve(
+            self.core_,
+            B,
+            float(signal_variance),
+            float(noise_variance),
+            preconditioner,
+            float(tol),
+            max_iter,
+            self._threads(),
+        )
+        info = {"iterations": iterations, "residual": residual, "converged": converged}
+        return (x[:, 0] if vector else x), info

@@ -1,0 +1,208 @@
+"""Distributions over partitions (Davies & Ghahramani 2014, §4): each sampler draws ``m``
+partitions of the training points and knows how to place new points in them."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.utils.multiclass import type_of_target
+
+from mondrian_learn import _core
+
+#: Label of a new point that shares its cluster with no training point.
+FRESH = np.iinfo(np.uint32).max
+
+
+class MondrianPartitions(BaseEstimator):
+    """Leaves of Mondrian trees with lifetime λ: the kernel estimates ``exp(−λ ‖a − b‖₁)``.
+
+    Partition ρ is a Mondrian tree sampled on the training points (Balog et al. 2016,
+    Prop. 1: two points share a leaf with probability ``exp(−λ ‖a − b‖₁)``). New points are
+    placed by the conditional Mondrian: a point routed to leaf ℓ shares ℓ's cell with
+    probability ``Π_j exp(−η_j(x) (τ_j − τ_parent(j)))`` over its path (η_j(x): how far x lies
+    outside node j's box), else it sits alone. That probability is used as the weight of the
+    point's cluster, which integrates the random extension out: the cross-kernel stays an
+    unbiased estimate of the Laplace kernel, with lower variance than sampling the extension.
+
+    Parameters
+    ----------
+    lifetime : float, default=1.0
+        λ ≥ 0, in the units of ``X`` (scale features first: the kernel uses the L1 distance).
+    """
+
+    def __init__(self, lifetime: float = 1.0) -> None:
+        self.lifetime = lifetime
+
+    def _sample(
+        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+    ) -> Any:
+        if not isinstance(self.lifetime, numbers.Real) or not self.lifetime >= 0:
+            raise ValueError(f"lifetime must be a number >= 0, got {self.lifetime!r}")
+        return _core.PartitionKernel.mondrian(X, n_partitions, float(self.lifetime), seed, n_jobs)
+
+
+class RandomForestPartitions(BaseEstimator):
+    """Random Forest partitions (§4.3.1): a tree of a forest fitted on (X, y), cut at a
+    random depth ``d ~ U{0, …, h}`` (h: the tree's height); clusters are the nodes at depth d.
+
+    The forest has one tree per partition (each an independent draw of the randomised
+    tree-growing process, standing in for "a tree sampled from the forest"). The kernel is
+    supervised: it needs ``y``.
+
+    Parameters
+    ----------
+    forest : scikit-learn forest or None, default=None
+        An unfitted ``RandomForestRegressor``/``Classifier`` or ``ExtraTrees*`` to clone;
+        ``n_estimators``, ``random_state`` and ``n_jobs`` are set by the kernel. None:
+        ``RandomForestRegressor()`` for continuous targets, ``RandomForestClassifier()``
+        otherwise (scikit-learn's defaults: fully grown trees).
+    """
+
+    def __init__(self, forest: Any = None) -> None:
+        self.forest = forest
+
+    def _fit_forest(
+        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+    ) -> Any:
+        if y is None:
+            raise ValueError("RandomForestPartitions is supervised: fit the kernel with y")
+        if self.forest is None:
+            continuous = type_of_target(y) == "continuous"
+            forest = RandomForestRegressor() if continuous else RandomForestClassifier()
+        else:
+            forest = clone(self.forest)
+        forest.set_params(n_estimators=n_partitions, random_state=seed % 2**32, n_jobs=n_jobs)
+        if is_classifier(forest) and type_of_target(y) == "continuous":
+            raise ValueError("a classification forest needs class labels, got continuous y")
+        return forest.fit(X, y)
+
+    def _sample(
+        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+    ) -> Any:
+        forest = self._fit_forest(X, y, n_partitions, seed, n_jobs)
+        trees = [
+            (
+                t.tree_.children_left.astype(np.int64),
+                t.tree_.children_right.astype(np.int64),
+                t.tree_.feature.astype(np.int64),
+                t.tree_.threshold.astype(np.float64),
+            )
+            for t in forest.estimators_
+        ]
+        return _core.PartitionKernel.random_forest(X, trees, seed, n_jobs)
+
+
+class FastClusterPartitions(BaseEstimator):
+    """Fast Cluster partitions (§4.3.2, Algorithm 2): keep each dimension with probability ½,
+    draw ``s ~ U{0, …, h}``, pick ``2^s`` distinct training points as centres, and cluster every
+    point with its nearest centre (Euclidean, kept dimensions). Cost ``N · 2^s`` per partition.
+
+    Parameters
+    ----------
+    max_level : int or None, default=None
+        h; None uses ``floor(log2 N)`` (up to one centre per point).
+    """
+
+    def __init__(self, max_level: int | None = None) -> None:
+        self.max_level = max_level
+
+    def _sample(
+        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+    ) -> Any:
+        level = self.max_level
+        if level is None:
+            level = int(np.floor(np.log2(X.shape[0])))
+        elif not isinstance(level, numbers.Integral) or isinstance(level, bool) or level < 0:
+            raise ValueError(f"max_level must be an integer >= 0 or None, got {level!r}")
+        return _core.PartitionKernel.fast_cluster(X, n_partitions, int(level), seed, n_jobs)
+
+
+class CallablePartitions(BaseEstimator):
+    """Partitions defined by a program (the paper's "distributions defined by programs").
+
+    ``function(X, y, rng)`` is called once per partition with a NumPy ``Generator`` seeded
+    from ``(seed, ρ)`` and returns a rule: a callable mapping an array of points to integer
+    cluster labels. The rule labels the training points and, later, new points (a new point
+    whose label no training point has sits alone).
+
+    Parameters
+    ----------
+    function : callable
+        ``function(X, y, rng) -> rule``, ``rule(Z) -> labels`` of shape (n,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.cluster import KMeans
+    >>> def kmeans(X, y, rng):
+    ...     k = int(rng.integers(2, 8))
+    ...     return KMeans(k, n_init=1, random_state=int(rng.integers(2**31))).fit(X).predict
+    >>> sampler = CallablePartitions(kmeans)
+    """
+
+    def __init__(self, function: Callable[..., Callable[[np.ndarray], Any]] | None = None) -> None:
+        self.function = function
+
+    def _rules(self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int) -> tuple:
+        if not callable(self.function):
+            raise ValueError(f"function must be callable, got {self.function!r}")
+        rules, uniques, labels = [], [], np.empty((n_partitions, X.shape[0]), dtype=np.uint32)
+        for rho in range(n_partitions):
+            rule = self.function(X, y, np.random.default_rng([seed, rho]))
+            if not callable(rule):
+                raise ValueError("the partition function must return a callable rule")
+            raw = np.asarray(rule(X))
+            if raw.shape != (X.shape[0],):
+                raise ValueError(f"a rule must return one label per point, got shape {raw.shape}")
+            values, inverse = np.unique(raw, return_inverse=True)
+            rules.append(rule)
+            uniques.append(values)
+            labels[rho] = inverse.reshape(-1)
+        return rules, uniques, labels
+
+    def _sample(
+        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+    ) -> tuple[Any, list, list]:
+        rules, uniques, labels = self._rules(X, y, n_partitions, seed)
+        return _core.PartitionKernel.from_labels(labels), rules, uniques
+
+
+def assign_by_rules(rules: list, uniques: list, X: np.ndarray) -> np.ndarray:
+    """Labels of new points under callable rules, mapped to the training clusters' ids
+    (``FRESH`` for a label no training point has)."""
+    out = np.full((len(rules), X.shape[0]), FRESH, dtype=np.uint32)
+    for rho, (rule, values) in enumerate(zip(rules, uniques)):
+        raw = np.asarray(rule(X))
+        at = np.clip(np.searchsorted(values, raw), 0, len(values) - 1)
+        found = values[at] == raw
+        out[rho, found] = at[found]
+    return out
+
+
+_NAMED = {
+    "mondrian": MondrianPartitions,
+    "random_forest": RandomForestPartitions,
+    "fast_cluster": FastClusterPartitions,
+}
+
+
+def resolve_sampler(sampler: Any) -> Any:
+    """The sampler object for a name, a sampler, or a bare callable."""
+    if isinstance(sampler, str):
+        if sampler not in _NAMED:
+            raise ValueError(
+                f"sampler must be one of {sorted(_NAMED)} or a sampler, got {sampler!r}"
+            )
+        return _NAMED[sampler]()
+    if isinstance(
+        sampler,
+        (MondrianPartitions, RandomForestPartitions, FastClusterPartitions, CallablePartitions),
+    ):
+        return sampler
+    if callable(sampler):
+        return CallablePartitions(sampler)
+    raise ValueError(f"sampler must be a name, a sampler object or a callable, got {sampler!r}")
