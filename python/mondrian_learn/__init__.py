@@ -5,6 +5,13 @@ estimators: validation, parameters and orchestration.
 """
 
 from mondrian_learn.forest import MondrianForestRegressor
+from mondrian_learn.kernel import MondrianKernelFeatures, MondrianKernelRidge
+from mondrian_learn.kernel_cv import MondrianKernelRidgeCV
 
-__all__ = ["MondrianForestRegressor"]
+__all__ = [
+    "MondrianForestRegressor",
+    "MondrianKernelFeatures",
+    "MondrianKernelRidge",
+    "MondrianKernelRidgeCV",
+]
 __version__ = "0.1.0"

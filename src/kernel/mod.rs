@@ -8,6 +8,7 @@ pub mod online;
 pub mod path;
 pub mod path_solver;
 pub mod ridge;
+pub mod transformer;
 pub mod validation;
 
 #[cfg(test)]

@@ -123,7 +123,11 @@ impl Columns {
 }
 
 /// (number of cuts applied, lifetime) at each checkpoint, in order.
-fn checkpoint_plan(events: &[CutEvent], checkpoints: &Checkpoints) -> Result<Vec<(usize, f64)>> {
+fn checkpoint_plan(
+    events: &[CutEvent],
+    checkpoints: &Checkpoints,
+    max_lifetime: f64,
+) -> Result<Vec<(usize, f64)>> {
     let e = events.len();
     let time = |k: usize| if k == 0 { 0.0 } else { events[k - 1].time };
     Ok(match checkpoints {
@@ -139,10 +143,10 @@ fn checkpoint_plan(events: &[CutEvent], checkpoints: &Checkpoints) -> Result<Vec
             plan
         }
         Checkpoints::Lifetimes(lifetimes) => {
-            if lifetimes.iter().any(|l| !(l.is_finite() && *l >= 0.0)) {
+            if lifetimes.iter().any(|l| !(*l >= 0.0 && *l <= max_lifetime)) {
                 return Err(Error::InvalidParameter {
                     name: "lifetimes",
-                    reason: "must be finite numbers >= 0".into(),
+                    reason: format!("must lie in [0, max_lifetime = {max_lifetime}]"),
                 });
             }
             let mut sorted = lifetimes.clone();
@@ -197,7 +201,7 @@ pub fn lifetime_path(
         None => None,
     };
     let events = cuts_in_birth_order(trees, max_lifetime);
-    let plan = checkpoint_plan(&events, checkpoints)?;
+    let plan = checkpoint_plan(&events, checkpoints, max_lifetime)?;
     let last_cut = plan.last().map_or(0, |p| p.0);
     let orders: Vec<RowOrder> = trees.iter().map(RowOrder::new).collect();
     let mut base = Vec::with_capacity(m + 1);

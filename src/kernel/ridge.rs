@@ -8,11 +8,12 @@
 //! det(ΦΦᵀ + αI_N) = α^(N−C) det A:
 //!   log p = −N/2 · log(2π σ̂²) − N/2 + C/2 · log α − 1/2 · log det A.
 
-use super::features::{training_columns, FeatureMap, NO_COLUMN};
+use super::features::{training_columns, transform, FeatureMap, NO_COLUMN};
 use crate::error::{Error, Result};
 use crate::forest::MondrianForest;
 use crate::linalg::cholesky::{dot, Cholesky};
 use crate::parallel::for_each_row_block;
+use crate::sparse::Csr;
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -273,6 +274,20 @@ impl KernelRidge {
             }
         });
         Ok(Array1::from(out))
+    }
+
+    /// The features of the rows of `x` in this model's column order (that of `weights`).
+    pub fn transform(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Csr> {
+        self.forest.check_points(x)?;
+        let x = x.as_standard_layout();
+        let flat = x.as_slice().unwrap_or(&[]);
+        transform(
+            &self.forest.trees,
+            &self.map,
+            flat,
+            self.forest.n_features,
+            pool,
+        )
     }
 
     /// Structural checks after deserialising.

@@ -2,6 +2,7 @@
 
 mod error;
 mod forest;
+mod kernel;
 mod run;
 
 use pyo3::prelude::*;
@@ -10,6 +11,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<forest::ForestRegressor>()?;
+    m.add_class::<kernel::KernelFeatures>()?;
+    m.add_class::<kernel::KernelRidge>()?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     Ok(())
 }
