@@ -12,6 +12,9 @@ use crate::tree::MondrianTree;
 pub struct ValidationPaths {
     n_trees: usize,
     nodes: Vec<u32>,
+    /// Per path entry: the node's split time (∞ for a leaf), kept beside η so the walk
+    /// reads two contiguous arrays instead of the tree.
+    tau: Vec<f64>,
     eta: Vec<f64>,
     /// Per (point, tree): start of its path in `nodes`/`eta` (one past the end at index + 1).
     start: Vec<usize>,
@@ -37,6 +40,13 @@ impl ValidationPaths {
                 route(tree, row, &mut scratch);
                 paths.nodes.extend_from_slice(&scratch.path);
                 paths.eta.extend_from_slice(&scratch.eta);
+                paths.tau.extend(scratch.path.iter().map(|&j| {
+                    if tree.is_leaf(j) {
+                        f64::INFINITY
+                    } else {
+                        tree.tau[j as usize]
+                    }
+                }));
             }
         }
         paths.start.push(paths.nodes.len());
@@ -61,7 +71,6 @@ impl ValidationPaths {
     /// not decrease between calls) and returns ȳ + Σ_t stay_t · weight(t, leaf_t) / √M per point.
     pub fn predict(
         &mut self,
-        trees: &[MondrianTree],
         lifetime: f64,
         intercept: f64,
         weight: impl Fn(usize, u32) -> f64,
@@ -73,27 +82,21 @@ impl ValidationPaths {
             .iter_mut()
             .zip(self.passed.iter_mut().zip(self.t_parent.iter_mut()));
         for (k, (cursor, (passed, t_parent))) in states.enumerate() {
-            let t = k % self.n_trees;
-            let tree = &trees[t];
-            let end = self.start[k + 1];
             let mut at = *cursor;
-            loop {
-                let j = self.nodes[at];
-                let tau = tree.tau[j as usize];
-                if tree.is_leaf(j) || tau > lifetime || at + 1 >= end {
-                    break;
-                }
-                *passed += self.eta[at] * (tau - *t_parent);
-                *t_parent = tau;
+            // Leaves have τ = ∞, so the walk stops at the leaf alive at `lifetime`.
+            while self.tau[at] <= lifetime {
+                *passed += self.eta[at] * (self.tau[at] - *t_parent);
+                *t_parent = self.tau[at];
                 at += 1;
             }
             *cursor = at;
-            let log_stay = if self.eta[at] > 0.0 {
-                *passed + self.eta[at] * (lifetime - *t_parent)
+            // Most points lie inside their path's boxes (stay probability 1): skip the exp.
+            let stay = if self.eta[at] > 0.0 || *passed > 0.0 {
+                (-(*passed + self.eta[at] * (lifetime - *t_parent))).exp()
             } else {
-                *passed
+                1.0
             };
-            out[k / self.n_trees] += scale * (-log_stay).exp() * weight(t, self.nodes[at]);
+            out[k / self.n_trees] += scale * stay * weight(k % self.n_trees, self.nodes[at]);
         }
         out
     }
