@@ -4,11 +4,13 @@
 
 pub mod error;
 pub mod forest;
+pub mod kernel;
 pub mod linalg;
 pub mod parallel;
 pub mod partition;
 pub mod rng;
 pub mod serialize;
+pub mod sparse;
 pub mod tree;
 
 #[cfg(feature = "python")]

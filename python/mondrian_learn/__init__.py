@@ -5,15 +5,19 @@ estimators: validation, parameters and orchestration.
 """
 
 from mondrian_learn.forest import MondrianForestRegressor
+from mondrian_learn.kernel import MondrianKernelFeatures, MondrianKernelRidge
+from mondrian_learn.kernel_cv import MondrianKernelRidgeCV
 from mondrian_learn.partition import (
     PartitionGPRegressor,
     PartitionKernelPCA,
     PartitionSVC,
     RandomPartitionKernel,
 )
-
 __all__ = [
     "MondrianForestRegressor",
+    "MondrianKernelFeatures",
+    "MondrianKernelRidge",
+    "MondrianKernelRidgeCV",
     "PartitionGPRegressor",
     "PartitionKernelPCA",
     "PartitionSVC",

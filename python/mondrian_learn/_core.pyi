@@ -1,4 +1,4 @@
-from typing import Callable, final
+from typing import Any, Callable, final
 
 import numpy as np
 from typing_extensions import Self
@@ -6,6 +6,8 @@ from typing_extensions import Self
 __all__ = [
     "ForestRegressor",
     "FORMAT_VERSION",
+    "KernelFeatures",
+    "KernelRidge",
     "PartitionKernel",
     "lanczos",
     "precondition",
@@ -58,6 +60,93 @@ class ForestRegressor:
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(bytes: bytes) -> ForestRegressor: ...
+    def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+@final
+class KernelFeatures:
+    def __new__(
+        cls,
+        x: np.ndarray,
+        n_trees: int,
+        lifetime: float,
+        seed: int,
+        n_jobs: int,
+        slice: int,
+        progress: Callable[[int], None] | None = None,
+    ) -> Self: ...
+    def transform(
+        self, x: np.ndarray, n_jobs: int, lifetime: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
+    def n_columns(self, lifetime: float | None = None) -> int: ...
+    @property
+    def n_trees(self) -> int: ...
+    def path(
+        self,
+        y: np.ndarray,
+        x_val: np.ndarray | None,
+        y_val: np.ndarray | None,
+        max_lifetime: float,
+        alpha: float,
+        n_checkpoints: int | None,
+        lifetimes: list[float] | None,
+        solver: str,
+        max_dense_features: int,
+        gradient_tol: float,
+        gradient_max_iter: int,
+        record_weights: bool,
+        n_jobs: int,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]: ...
+    def ridge(
+        self,
+        y: np.ndarray,
+        lifetime: float,
+        alpha: float,
+        n_jobs: int,
+        x_extra: np.ndarray | None = None,
+    ) -> KernelRidge: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(bytes: bytes) -> KernelFeatures: ...
+    def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+@final
+class KernelRidge:
+    def __new__(
+        cls,
+        x: np.ndarray,
+        y: np.ndarray,
+        n_trees: int,
+        lifetime: float,
+        alpha: float,
+        seed: int,
+        n_jobs: int,
+        slice: int,
+        progress: Callable[[int], None] | None = None,
+    ) -> Self: ...
+    def partial_fit(self, x: np.ndarray, y: np.ndarray, n_jobs: int) -> None: ...
+    def predict(self, x: np.ndarray, n_jobs: int) -> np.ndarray: ...
+    def transform(
+        self, x: np.ndarray, n_jobs: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
+    def weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+    @property
+    def log_marginal_likelihood(self) -> float: ...
+    @property
+    def log_det(self) -> float: ...
+    @property
+    def intercept(self) -> float: ...
+    @property
+    def lifetime(self) -> float: ...
+    @property
+    def n_columns(self) -> int: ...
+    @property
+    def n_trees(self) -> int: ...
+    @property
+    def n_rows(self) -> int: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(bytes: bytes) -> KernelRidge: ...
     def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
 
 @final

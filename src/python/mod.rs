@@ -2,6 +2,7 @@
 
 mod error;
 mod forest;
+mod kernel;
 mod linalg;
 mod partition;
 mod pickle;
@@ -13,6 +14,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<forest::ForestRegressor>()?;
+    m.add_class::<kernel::KernelFeatures>()?;
+    m.add_class::<kernel::KernelRidge>()?;
     m.add_class::<partition::PartitionKernel>()?;
     m.add_function(wrap_pyfunction!(linalg::precondition, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::solve, m)?)?;
