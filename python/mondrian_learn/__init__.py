@@ -13,6 +13,7 @@ from mondrian_learn.partition import (
     PartitionSVC,
     RandomPartitionKernel,
 )
+
 __all__ = [
     "MondrianForestRegressor",
     "MondrianKernelFeatures",
