@@ -178,6 +178,12 @@ def main() -> None:
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=FUNCTIONS)
     parser.add_argument("--methods", nargs="+", default=["mf", "rf", "random"])
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument(
+        "--first-repeat",
+        type=int,
+        default=0,
+        help="run repeats first … first+repeats−1 (seeds depend on the repeat: runs split exactly)",
+    )
     parser.add_argument("--evaluations", type=int, default=200)
     parser.add_argument("--grid-size", type=int, default=250_000)
     parser.add_argument(
@@ -207,7 +213,7 @@ def main() -> None:
     results: dict[str, list[dict[str, Any]]] = {}
     for name in args.functions:
         results[name] = []
-        for repeat in range(args.repeats):
+        for repeat in range(args.first_repeat, args.first_repeat + args.repeats):
             row = run_repeat(name, repeat, args)
             results[name].append(row)
             shown = "  ".join(
