@@ -61,15 +61,21 @@ def run(out_dir: str | Path, seed: int = 0) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.step(lifetimes, np.sqrt(path["validation_mse"]), where="post", label="validation RMSE")
+    shown = lifetimes > 0  # λ = 0 (one cell per tree: the training mean) is off a log axis
+    ax.step(
+        lifetimes[shown],
+        np.sqrt(path["validation_mse"][shown]),
+        where="post",
+        label="validation RMSE",
+    )
     ax.axvline(
         model.lifetime_, ls="--", color="tab:blue", label=f"chosen λ = {model.lifetime_:.3g}"
     )
-    ax.set_xscale("symlog", linthresh=lifetimes[1] if len(lifetimes) > 1 else 1.0)
+    ax.set_xscale("log")
     ax.set_xlabel("lifetime λ (inverse kernel width)")
     ax.set_ylabel("validation RMSE")
     twin = ax.twinx()
-    twin.step(lifetimes, path["log_evidence"], where="post", color="tab:green")
+    twin.step(lifetimes[shown], path["log_evidence"][shown], where="post", color="tab:green")
     twin.set_ylabel("log marginal likelihood", color="tab:green")
     ax.legend(loc="upper center")
     ax.set_title("Every kernel width from one path: 100 Mondrian trees, diabetes data")
