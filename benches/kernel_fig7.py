@@ -152,7 +152,7 @@ def main() -> None:
     twin.plot(lifetimes, path["log_evidence"], color="tab:green", label="log evidence")
     twin.set_ylabel("log marginal likelihood")
     ax.set_title(f"Laplace GP data, λ₀ = {lam0:g}, seed {seed}")
-    fig.legend(loc="upper center")
+    fig.legend(loc="lower center", ncol=3, bbox_to_anchor=(0.5, -0.1))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110, bbox_inches="tight")
     print(f"saved {args.out}")
