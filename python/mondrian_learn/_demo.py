@@ -156,3 +156,6 @@ def run_demo(out: str, seed: int = 0) -> None:
     from mondrian_learn._demo_partition import run as run_partition_demo
 
     run_partition_demo(folder, seed)
+    from mondrian_learn._demo_kernel import run as run_kernel_demo
+
+    run_kernel_demo(folder, seed)
