@@ -210,6 +210,11 @@ def main() -> None:
         )
         results[part] = json.loads(out.stdout.strip().splitlines()[-1])
         print(part, json.dumps(results[part]), flush=True)
+    _report(results)
+
+
+def _report(results: dict) -> None:
+    """The goals' lines for whichever parts ran."""
     if "product" in results:
         _report_product(results["product"])
     if "kpca" in results:
