@@ -209,9 +209,7 @@ def partition_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
             samplers[name], 30, random_state=seed, n_jobs=n_jobs, n_probes=4, lanczos_steps=20
         ).fit(X, y)
         mean, std = gp.predict(Xt, return_std=True)
-        fitted = {
-            k: getattr(gp, k) for k in ("noise_variance_", "signal_variance_", "n_iter_")
-        }
+        fitted = {k: getattr(gp, k) for k in ("noise_variance_", "signal_variance_", "n_iter_")}
         out[f"{key}/gp/{name}"] = digest([mean, std, sorted(fitted.items())])
     gp_fixed = part.PartitionGPRegressor(
         "fast_cluster", 30, noise_variance=0.1, signal_variance=1.0, random_state=seed
