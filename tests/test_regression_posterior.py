@@ -31,10 +31,10 @@ def _dense_posterior(model: MondrianForestRegressor, index: int, X: np.ndarray, 
     leaves = model.apply(X)[:, index]
     H = np.zeros((len(y), n))
     H[np.arange(len(y)), leaves] = 1.0
-    precision = np.linalg.inv(cov) + H.T @ H / prior["noise_var"]
+    precision = np.linalg.inv(cov) + H.T @ H / prior["noise_variance"]
     post_cov = np.linalg.inv(precision)
     post_mean = post_cov @ (
-        np.linalg.solve(cov, np.full(n, prior["mean"])) + H.T @ y / prior["noise_var"]
+        np.linalg.solve(cov, np.full(n, prior["mean"])) + H.T @ y / prior["noise_variance"]
     )
     return post_mean, np.diag(post_cov)
 
@@ -135,7 +135,7 @@ def test_intervals_of_the_mixture_are_calibrated_with_a_within_leaf_noise() -> N
     X = rng.uniform(size=(3000, 2))
     f = lambda Z: np.sin(4 * Z[:, 0]) + Z[:, 1]  # noqa: E731
     y = f(X) + rng.normal(scale=0.3, size=3000)
-    model = MondrianForestRegressor(random_state=0, noise_var="within_leaf").fit(X, y)
+    model = MondrianForestRegressor(random_state=0, noise_variance="within_leaf").fit(X, y)
     X_test = rng.uniform(size=(2000, 2))
     y_test = f(X_test) + rng.normal(scale=0.3, size=2000)
     wide, narrow = model.predict_interval(X_test, 0.05), model.predict_interval(X_test, 0.5)

@@ -198,8 +198,8 @@ def test_bad_targets_and_feature_counts(friedman) -> None:  # type: ignore[no-un
         ({"lifetime": np.nan}, "lifetime"),
         ({"n_jobs": 0}, "n_jobs"),
         ({"gamma1": 0.0}, "gamma1"),
-        ({"noise_var": np.inf}, "noise_var"),
-        ({"noise_var": "guess"}, "noise_var"),
+        ({"noise_variance": np.inf}, "noise_variance"),
+        ({"noise_variance": "guess"}, "noise_variance"),
         ({"prior_mean": np.nan}, "prior_mean"),
     ],
 )

@@ -28,7 +28,7 @@ class ForestRegressor:
         prior_mean: float | None = None,
         gamma1: float | None = None,
         gamma2: float | None = None,
-        noise_var: float | str | None = None,
+        noise_variance: float | str | None = None,
         posterior: str = "exact",
         scale_features: bool = True,
     ) -> Self: ...

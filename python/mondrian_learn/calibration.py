@@ -39,7 +39,7 @@ def coverage_errors(model: Any, X: Any, y: Any, levels: Any = LEVELS) -> np.ndar
     >>> from mondrian_learn.calibration import coverage_errors
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(size=(2000, 2)); y = X[:, 0] + rng.normal(scale=0.1, size=2000)
-    >>> model = MondrianForestRegressor(random_state=0, noise_var="within_leaf").fit(X, y)
+    >>> model = MondrianForestRegressor(random_state=0, noise_variance="within_leaf").fit(X, y)
     >>> bool(np.all(np.abs(coverage_errors(model, X[:500], y[:500], [0.5, 0.9])) < 0.2))
     True
     """

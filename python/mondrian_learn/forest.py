@@ -59,7 +59,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         seen so far: μ_H = mean(y), v = var(y), K = min(2N, 500), γ₁ = 2vK/(K + 2),
         γ₂ = D / (2 log₂ N) (the authors' code's divisor; the paper's text says 20, which
         measured worse: see benches/RESULTS.md).
-    noise_var : float, "heuristic", "within_leaf" or None, default=None
+    noise_variance : float, "heuristic", "within_leaf" or None, default=None
         Label noise σ_y²: a fixed value; the paper's heuristic v/K ("heuristic" or None); or
         "within_leaf", the variance of the targets around their leaf means pooled over all
         trees. The heuristic is often far below the real noise (v/500), which makes
@@ -107,7 +107,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         prior_mean: float | None = None,
         gamma1: float | None = None,
         gamma2: float | None = None,
-        noise_var: float | str | None = None,
+        noise_variance: float | str | None = None,
         posterior: str = "exact",
     ) -> None:
         self.n_estimators = n_estimators
@@ -120,7 +120,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         self.prior_mean = prior_mean
         self.gamma1 = gamma1
         self.gamma2 = gamma2
-        self.noise_var = noise_var
+        self.noise_variance = noise_variance
         self.posterior = posterior
 
     def _check_params(self) -> None:
@@ -145,12 +145,12 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         if self.posterior not in ("exact", "fast"):
             raise ValueError(f"posterior must be 'exact' or 'fast', got {self.posterior!r}")
         names = ["gamma1", "gamma2"]
-        if not isinstance(self.noise_var, str):
-            names.append("noise_var")
-        elif self.noise_var not in ("heuristic", "within_leaf"):
+        if not isinstance(self.noise_variance, str):
+            names.append("noise_variance")
+        elif self.noise_variance not in ("heuristic", "within_leaf"):
             raise ValueError(
-                "noise_var must be a number > 0, 'heuristic', 'within_leaf' or None, "
-                f"got {self.noise_var!r}"
+                "noise_variance must be a number > 0, 'heuristic', 'within_leaf' or None, "
+                f"got {self.noise_variance!r}"
             )
         for name in names:
             value = getattr(self, name)
@@ -182,7 +182,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             optional(self.prior_mean),
             optional(self.gamma1),
             optional(self.gamma2),
-            self.noise_var if isinstance(self.noise_var, str) else optional(self.noise_var),
+            self.noise_variance if isinstance(self.noise_variance, str) else optional(self.noise_variance),
             self.posterior,
             bool(self.scale_features),
         )
@@ -322,7 +322,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
 
     @property
     def prior_(self) -> dict[str, float]:
-        """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``, ``noise_var``."""
+        """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``, ``noise_variance``."""
         check_is_fitted(self)
         return dict(self.forest_.prior(resolve_n_jobs(self.n_jobs)))
 

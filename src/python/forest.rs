@@ -46,11 +46,11 @@ impl ForestRegressor {
 
 #[pymethods]
 impl ForestRegressor {
-    /// `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None: heuristic); `noise_var`:
+    /// `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None: heuristic); `noise_variance`:
     /// a number, "heuristic" (None) or "within_leaf"; `posterior`: "exact" or "fast";
     /// `scale_features`: map inputs to the unit box of the first training points.
     #[new]
-    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_var=None, posterior="exact", scale_features=true))]
+    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None, posterior="exact", scale_features=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         n_features: usize,
@@ -60,7 +60,7 @@ impl ForestRegressor {
         prior_mean: Option<f64>,
         gamma1: Option<f64>,
         gamma2: Option<f64>,
-        noise_var: Option<Bound<'_, PyAny>>,
+        noise_variance: Option<Bound<'_, PyAny>>,
         posterior: &str,
         scale_features: bool,
     ) -> PyResult<Self> {
@@ -74,7 +74,7 @@ impl ForestRegressor {
                 }))
             }
         };
-        let noise_var = match noise_var {
+        let noise_var = match noise_variance {
             None => NoiseVar::Heuristic,
             Some(v) => match v.extract::<f64>() {
                 Ok(value) => NoiseVar::Fixed(value),
@@ -83,7 +83,7 @@ impl ForestRegressor {
                     "within_leaf" => NoiseVar::WithinLeaf,
                     other => {
                         return Err(to_py_err(Error::InvalidParameter {
-                            name: "noise_var",
+                            name: "noise_variance",
                             reason: format!(
                                 "must be a number > 0, 'heuristic' or 'within_leaf', got {other:?}"
                             ),
@@ -199,14 +199,14 @@ impl ForestRegressor {
         Ok(out.into_pyarray(py))
     }
 
-    /// The prior in use: `mean`, `gamma1`, `gamma2`, `noise_var`.
+    /// The prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
     fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
         let p = self.with_posterior(py, n_jobs, |m, _| m.prior())?;
         let out = PyDict::new(py);
         out.set_item("mean", p.mean)?;
         out.set_item("gamma1", p.gamma1)?;
         out.set_item("gamma2", p.gamma2)?;
-        out.set_item("noise_var", p.noise_var)?;
+        out.set_item("noise_variance", p.noise_var)?;
         Ok(out)
     }
 
