@@ -6,12 +6,14 @@ pub mod error;
 pub mod forest;
 pub mod kernel;
 pub mod linalg;
+pub mod mondrian;
 pub mod parallel;
 pub mod partition;
 pub mod rng;
 pub mod serialize;
 pub mod sparse;
-pub mod tree;
+#[cfg(test)]
+mod testing;
 
 #[cfg(feature = "python")]
 mod python;

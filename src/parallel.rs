@@ -1,8 +1,37 @@
-//! Local thread pools sized by `n_jobs` (never rayon's global pool).
+//! Local thread pools sized by `n_jobs` (never rayon's global pool), and the flag that
+//! stops long work early.
 
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A request to stop long work (set from another thread, e.g. when the user presses
+/// Ctrl-C). Long loops call [`Interrupt::check`] between units of work (a tree, a cut, an
+/// iteration), so they stop promptly and leave their inputs as they were.
+#[derive(Debug, Default)]
+pub struct Interrupt(AtomicBool);
+
+impl Interrupt {
+    /// Asks the work to stop.
+    pub fn request(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a stop was requested.
+    pub fn is_requested(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// `Err(Interrupted)` once a stop was requested.
+    pub fn check(&self) -> Result<()> {
+        if self.is_requested() {
+            Err(Error::Interrupted("stopped on request".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
 
 /// A pool of exactly `n_jobs` threads (at least one).
 pub fn pool(n_jobs: usize) -> Result<ThreadPool> {

@@ -278,10 +278,10 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         self.lifetime_ = float(path["lifetimes"][best])
         self.max_lifetime_ = max_lifetime
         if held_out is None:
-            self.model_ = features.ridge(as_core_array(train_y), self.lifetime_, alpha, n_jobs)
+            self.model_ = features.refit(as_core_array(train_y), self.lifetime_, alpha, n_jobs)
         else:
             all_y = np.concatenate([train_y, y_val])
-            self.model_ = features.ridge(
+            self.model_ = features.refit(
                 as_core_array(all_y), self.lifetime_, alpha, n_jobs, as_core_array(X_val)
             )
         return self

@@ -1,22 +1,24 @@
-//! A forest of Mondrian trees over one shared copy of the training points.
+//! A forest of Mondrian trees over one shared copy of the training points: the machinery
+//! every model on the trees shares (regression in [`regression`]; the kernel features and
+//! partitions build on it too). Models own their labels and their per-node statistics; the
+//! forest grows and extends the trees under the model's split policy and reports which leaves
+//! an extension changed.
 //!
 //! Tree `m` draws from the stream `tree_rng(seed, m)`, trees are sampled and extended in
 //! parallel on a local pool, and every reduction over trees runs in tree order, so results do
 //! not depend on the number of threads.
 
-pub mod hyperparameters;
 pub mod input_map;
-pub mod posterior;
-pub mod predict;
-pub mod predictive;
 pub mod regression;
 
 use crate::error::{Error, Result};
-use crate::parallel::{for_each_row_block, is_small};
+use crate::mondrian::extend::{extend_tree, ExtendScratch};
+use crate::mondrian::policy::SplitPolicy;
+use crate::mondrian::route::warm_paths;
+use crate::mondrian::sample::{sample_tree, Growth, SampleScratch};
+use crate::mondrian::{MondrianTree, TreeParams};
+use crate::parallel::{for_each_row_block, is_small, Interrupt};
 use crate::rng::tree_rng;
-use crate::tree::extend::{extend_tree_with, ExtendScratch};
-use crate::tree::route::warm_paths;
-use crate::tree::{sample::sample_tree, MondrianTree, TreeParams};
 use input_map::InputMap;
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
@@ -159,48 +161,97 @@ impl MondrianForest {
         Ok(first as u32..last as u32)
     }
 
-    /// Samples `count` more trees on all stored points (batch fit; called in slices to show
-    /// progress, with identical results however it is sliced).
-    pub fn grow_trees(&mut self, count: usize, pool: &ThreadPool) {
+    /// Samples `count` more trees on all stored points under `policy` (batch fit). Stops
+    /// early, adding no tree, when `interrupt` is raised.
+    pub fn grow_trees<P: SplitPolicy>(
+        &mut self,
+        count: usize,
+        policy: &P,
+        pool: &ThreadPool,
+        interrupt: &Interrupt,
+    ) -> Result<()> {
         let first = self.trees.len() as u64;
-        let (x, d, params, seed) = (&self.x, self.n_features, &self.params, self.seed);
-        let new: Vec<MondrianTree> = pool.install(|| {
+        let (d, seed) = (self.n_features, self.seed);
+        let on = Growth {
+            x: &self.x,
+            params: &self.params,
+            policy,
+        };
+        let new: Vec<Option<MondrianTree>> = pool.install(|| {
             (first..first + count as u64)
                 .into_par_iter()
-                .map_init(Vec::new, |scratch, m| {
-                    sample_tree(x, d, params, tree_rng(seed, m), scratch)
+                .map_init(SampleScratch::default, |scratch, m| {
+                    (!interrupt.is_requested())
+                        .then(|| sample_tree(&on, d, tree_rng(seed, m), scratch))
                 })
                 .collect()
         });
-        self.trees.extend(new);
+        interrupt.check()?;
+        self.trees.extend(new.into_iter().flatten());
+        Ok(())
     }
 
-    /// Extends every tree with the stored rows `rows` (conditional Mondrian).
-    pub fn extend(&mut self, rows: std::ops::Range<u32>, pool: &ThreadPool) {
+    /// Grows the forest to `n_trees` trees, `slice` at a time, calling `progress(trees so
+    /// far)` after each slice (an error from it, or `interrupt`, stops the fit). Tree m is
+    /// seeded by (seed, m), so the result does not depend on the slicing or the pool.
+    pub fn grow_to<P: SplitPolicy>(
+        &mut self,
+        n_trees: usize,
+        slice: usize,
+        policy: &P,
+        pool: &ThreadPool,
+        interrupt: &Interrupt,
+        mut progress: impl FnMut(usize) -> Result<()>,
+    ) -> Result<()> {
+        while self.trees.len() < n_trees {
+            let count = slice.max(1).min(n_trees - self.trees.len());
+            self.grow_trees(count, policy, pool, interrupt)?;
+            progress(self.trees.len())?;
+        }
+        Ok(())
+    }
+
+    /// Extends every tree with the stored rows `rows` (conditional Mondrian) under `policy`,
+    /// and returns, per tree, the leaves whose set of points changed (leaves that received
+    /// points, and the leaves of new subtrees). Nothing of it is kept: owners that keep
+    /// per-leaf statistics update them from this list, the others drop it.
+    pub fn extend<P: SplitPolicy>(
+        &mut self,
+        rows: std::ops::Range<u32>,
+        policy: &P,
+        pool: &ThreadPool,
+    ) -> Vec<Vec<u32>> {
         let new_rows: Vec<u32> = rows.collect();
-        let (x, params) = (&self.x, &self.params);
+        let on = Growth {
+            x: &self.x,
+            params: &self.params,
+            policy,
+        };
+        let mut changed = vec![Vec::new(); self.trees.len()];
         if is_small(new_rows.len()) {
             // Waking the pool costs more than extending by a few points; walking their paths
             // in all trees at once first overlaps the cache misses that the extension of one
             // tree after another would take in turn.
             let d = self.n_features;
             for &i in &new_rows {
-                let row = &x[i as usize * d..(i as usize + 1) * d];
+                let row = &self.x[i as usize * d..(i as usize + 1) * d];
                 std::hint::black_box(warm_paths(&self.trees, row));
             }
             let mut scratch = ExtendScratch::default();
-            for tree in &mut self.trees {
-                extend_tree_with(tree, x, &new_rows, params, &mut scratch);
+            for (tree, leaves) in self.trees.iter_mut().zip(&mut changed) {
+                extend_tree(tree, &on, &new_rows, &mut scratch, leaves);
             }
-            return;
+            return changed;
         }
         pool.install(|| {
             self.trees
                 .par_iter_mut()
-                .for_each_init(ExtendScratch::default, |scratch, tree| {
-                    extend_tree_with(tree, x, &new_rows, params, scratch)
+                .zip(changed.par_iter_mut())
+                .for_each_init(ExtendScratch::default, |scratch, (tree, leaves)| {
+                    extend_tree(tree, &on, &new_rows, scratch, leaves)
                 })
         });
+        changed
     }
 
     /// Leaf id of every point in every tree (N × M).
@@ -217,6 +268,17 @@ impl MondrianForest {
         Array2::from_shape_vec((x.nrows(), m), out).map_err(|e| Error::InvalidInput(e.to_string()))
     }
 
+    /// Bytes of the state the forest keeps alive: the stored points and every tree
+    /// ([`MondrianTree::retained_bytes`]).
+    pub fn retained_bytes(&self) -> usize {
+        self.x.len() * size_of::<f64>()
+            + self
+                .trees
+                .iter()
+                .map(MondrianTree::retained_bytes)
+                .sum::<usize>()
+    }
+
     /// Errors unless at least one tree holds points.
     pub fn check_fitted(&self) -> Result<()> {
         if self.trees.is_empty() || self.n_rows() == 0 {
@@ -228,9 +290,7 @@ impl MondrianForest {
     /// Checks a deserialised forest.
     pub fn is_consistent(&self) -> bool {
         let params = &self.params;
-        if self.n_features == 0
-            || TreeParams::new(params.lifetime, params.min_samples_split).is_err()
-        {
+        if self.n_features == 0 || !params.is_valid() {
             return false;
         }
         let n = self.n_rows();
@@ -248,4 +308,95 @@ impl MondrianForest {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+    use crate::mondrian::policy::PureMondrian;
+    use crate::parallel::pool;
+    use crate::testing::{assert_valid, forest_on, uniform_array};
+    use ndarray::{s, Array2};
+
+    fn grown(
+        x: &Array2<f64>,
+        params: TreeParams,
+        rows: usize,
+        pool: &ThreadPool,
+    ) -> MondrianForest {
+        let mut f = MondrianForest::new(params, x.ncols(), 42).expect("valid");
+        f.add_points(&x.slice(s![..rows, ..])).expect("finite");
+        f.grow_trees(5, &PureMondrian, pool, &Interrupt::default())
+            .expect("not interrupted");
+        f
+    }
+
+    #[test]
+    fn batch_and_extended_trees_keep_invariants() {
+        let x = uniform_array(3000, 3, 1);
+        for (lifetime, mss) in [(f64::INFINITY, 2), (f64::INFINITY, 10), (4.0, 5), (0.5, 2)] {
+            let params = TreeParams::new(lifetime, mss);
+            let p = pool(2).expect("pool");
+            let mut f = grown(&x, params, 500, &p);
+            for chunk in [500..501, 501..1200, 1200..1201, 1201..3000] {
+                let rows = f.add_points(&x.slice(s![chunk, ..])).expect("finite");
+                let changed = f.extend(rows, &PureMondrian, &p);
+                for (tree, leaves) in f.trees.iter().zip(&changed) {
+                    assert_valid(tree, f.points(), f.n_rows(), &params);
+                    assert!(!leaves.is_empty());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn serialization_round_trip() {
+        let x = uniform_array(300, 2, 4);
+        let f = forest_on(&x, TreeParams::new(3.0, 2), 3, 1);
+        let bytes = crate::serialize::to_bytes(&f).expect("serialize");
+        let g: MondrianForest = crate::serialize::from_bytes(&bytes).expect("deserialize");
+        assert!(g.is_consistent());
+        let p = pool(1).expect("pool");
+        assert_eq!(f.apply(&x.view(), &p), g.apply(&x.view(), &p));
+        assert!(crate::serialize::from_bytes::<MondrianForest>(&bytes[..bytes.len() / 2]).is_err());
+        assert!(crate::serialize::from_bytes::<MondrianForest>(b"garbage!").is_err());
+    }
+
+    #[test]
+    fn same_seed_same_trees_for_any_pool_size() {
+        let x = uniform_array(500, 3, 8);
+        let leaves: Vec<_> = [1usize, 2, 7]
+            .iter()
+            .map(|&n| {
+                let p = pool(n).expect("pool");
+                let mut f = grown(&x, TreeParams::new(f64::INFINITY, 3), 250, &p);
+                let rows = f.add_points(&x.slice(s![250.., ..])).expect("finite");
+                f.extend(rows, &PureMondrian, &p);
+                f.apply(&x.view(), &p).expect("fitted")
+            })
+            .collect();
+        assert_eq!(leaves[0], leaves[1]);
+        assert_eq!(leaves[0], leaves[2]);
+    }
+
+    #[test]
+    fn an_interrupted_fit_adds_no_tree() {
+        let x = uniform_array(200, 2, 3);
+        let mut f = forest_on(&x, TreeParams::new(f64::INFINITY, 2), 2, 0);
+        let stop = Interrupt::default();
+        stop.request();
+        let p = pool(2).expect("pool");
+        assert!(f.grow_trees(4, &PureMondrian, &p, &stop).is_err());
+        assert_eq!(f.trees.len(), 2);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let params = TreeParams::new(1.0, 2);
+        assert!(MondrianForest::new(params, 0, 0).is_err());
+        let mut f = MondrianForest::new(params, 2, 0).expect("valid");
+        let bad = Array2::from_shape_vec((1, 2), vec![0.0, f64::NAN]).expect("shape");
+        assert!(f.add_points(&bad.view()).is_err());
+        let wide = Array2::<f64>::zeros((1, 3));
+        assert!(f.add_points(&wide.view()).is_err());
+        let p = pool(1).expect("pool");
+        assert!(f.apply(&Array2::<f64>::zeros((1, 2)).view(), &p).is_err());
+    }
+}

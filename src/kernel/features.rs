@@ -19,10 +19,10 @@
 //! (Products of two test points' features are not unbiased; predictions never need them.)
 
 use crate::error::{Error, Result};
+use crate::mondrian::route::{leaf_and_stay_prob, RouteScratch};
+use crate::mondrian::{MondrianTree, NONE};
 use crate::parallel::for_each_row_block;
 use crate::sparse::Csr;
-use crate::tree::route::outside_distance;
-use crate::tree::{MondrianTree, NONE};
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
@@ -33,33 +33,6 @@ pub const NO_COLUMN: u32 = u32::MAX;
 #[inline]
 pub fn is_pruned_leaf(tree: &MondrianTree, node: u32, lifetime: f64) -> bool {
     tree.tau_parent(node) <= lifetime && (tree.is_leaf(node) || tree.tau(node) > lifetime)
-}
-
-/// The leaf of `tree` stopped at `lifetime` that `x` routes to, and the log-probability that
-/// the conditional Mondrian does not separate `x` from that leaf's training points.
-pub fn pruned_leaf(tree: &MondrianTree, x: &[f64], lifetime: f64) -> (u32, f64) {
-    let mut node = tree.root;
-    let mut t_parent = 0.0;
-    let mut log_stay = 0.0;
-    loop {
-        let cut = &tree.nodes[node as usize];
-        let tau = tree.tau(node);
-        let splits = cut.dim != NONE && tau <= lifetime;
-        let end = if splits { tau } else { lifetime };
-        let eta = outside_distance(tree.lower(node), tree.upper(node), x);
-        if eta > 0.0 {
-            log_stay -= eta * (end - t_parent);
-        }
-        if !splits {
-            return (node, log_stay);
-        }
-        t_parent = tau;
-        node = if x[cut.dim as usize] <= cut.threshold {
-            cut.left
-        } else {
-            cut.right
-        };
-    }
 }
 
 /// Which node of which tree each feature column stands for, at one lifetime.
@@ -112,14 +85,15 @@ impl FeatureMap {
         &'a self,
         trees: &'a [MondrianTree],
         x: &'a [f64],
+        scratch: &'a mut RouteScratch,
     ) -> impl Iterator<Item = (u32, f64)> + 'a {
         let scale = 1.0 / (trees.len() as f64).sqrt();
         trees
             .iter()
             .zip(&self.column_of)
             .map(move |(tree, columns)| {
-                let (node, log_stay) = pruned_leaf(tree, x, self.lifetime);
-                (columns[node as usize], scale * log_stay.exp())
+                let (node, stay) = leaf_and_stay_prob(tree, x, self.lifetime, scratch);
+                (columns[node as usize], scale * stay)
             })
     }
 
@@ -166,8 +140,12 @@ pub fn transform(
     let m = trees.len();
     let mut entries = vec![(0u32, 0.0); (x.len() / d.max(1)) * m];
     for_each_row_block(pool, &mut entries, m, x, d, |_, out, rows| {
+        let mut scratch = RouteScratch::default();
         for (out_row, row) in out.chunks_exact_mut(m).zip(rows.chunks_exact(d)) {
-            for (o, e) in out_row.iter_mut().zip(map.row_entries(trees, row)) {
+            for (o, e) in out_row
+                .iter_mut()
+                .zip(map.row_entries(trees, row, &mut scratch))
+            {
                 *o = e;
             }
         }

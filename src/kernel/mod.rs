@@ -1,15 +1,12 @@
 //! The Mondrian kernel (Balog, Lakshminarayanan, Ghahramani, Roy & Teh, UAI 2016): random
-//! features from Mondrian trees, ridge regression on them, the lifetime path that evaluates
-//! every kernel width up to Λ for about the price of one fit, and online updates.
+//! features from Mondrian trees ([`features`], [`mondrian_features`]), ridge regression on
+//! them ([`ridge`], with its Gram matrix in [`gram`]), online updates ([`online`]), and the
+//! lifetime path that evaluates every kernel width up to Λ for about the price of one fit
+//! ([`path`]).
 
-pub mod events;
 pub mod features;
+pub mod gram;
+pub mod mondrian_features;
 pub mod online;
 pub mod path;
-pub mod path_solver;
 pub mod ridge;
-pub mod transformer;
-pub mod validation;
-
-#[cfg(test)]
-mod tests;

@@ -9,9 +9,10 @@
 //! then. Such a column is found again by routing one of its training points, so A for the old
 //! rows is unchanged but for the appended zero columns (diagonal α).
 
-use super::features::{is_pruned_leaf, pruned_leaf, NO_COLUMN};
+use super::features::{is_pruned_leaf, NO_COLUMN};
 use super::ridge::{check_targets, KernelRidge};
 use crate::error::{Error, Result};
+use crate::mondrian::policy::PureMondrian;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
 
@@ -27,7 +28,8 @@ impl KernelRidge {
         check_targets(y, x.nrows())?;
         self.forest.check_points(x)?;
         let rows = self.forest.add_points(x)?;
-        self.forest.extend(rows.clone(), pool);
+        // The features need no per-leaf statistics: the changed leaves are not needed.
+        self.forest.extend(rows.clone(), &PureMondrian, pool);
         self.follow_old_columns()?;
         let (m, d) = (self.forest.trees.len(), self.forest.n_features);
         let lifetime = self.map.lifetime;
@@ -38,7 +40,7 @@ impl KernelRidge {
             let point = &self.forest.points()[i as usize * d..(i as usize + 1) * d];
             for t in 0..m {
                 let tree = &self.forest.trees[t];
-                let (node, _) = pruned_leaf(tree, point, lifetime);
+                let node = tree.leaf_alive_at(point, lifetime);
                 let columns = &mut self.map.column_of[t];
                 columns.resize(tree.n_nodes(), NO_COLUMN);
                 if columns[node as usize] == NO_COLUMN {
@@ -89,7 +91,7 @@ impl KernelRidge {
                 continue;
             }
             let i = self.representative[c] as usize;
-            let (moved, _) = pruned_leaf(tree, &self.forest.points()[i * d..(i + 1) * d], lifetime);
+            let moved = tree.leaf_alive_at(&self.forest.points()[i * d..(i + 1) * d], lifetime);
             let columns = &mut self.map.column_of[t as usize];
             if columns[moved as usize] != NO_COLUMN {
                 // Two old columns in one leaf would mean old points were merged, which the
@@ -104,5 +106,107 @@ impl KernelRidge {
             self.map.owner[c] = (t, moved);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::pool;
+    use crate::testing::{assert_rel, kernel_forest, regression_data};
+    use ndarray::{s, Array1, Array2};
+
+    #[test]
+    fn online_updates_equal_a_batch_fit_on_the_same_trees() {
+        let (x, y) = regression_data(150, 2, 6);
+        let p = pool(2).expect("pool");
+        for lifetime in [2.0, 6.0] {
+            let f = kernel_forest(&x.slice(s![..40, ..]).to_owned(), 5, lifetime, 9);
+            let mut model =
+                KernelRidge::from_forest(f, lifetime, 1e-2, &y.slice(s![..40]), &p).expect("fit");
+            for (a, b) in [(40, 41), (41, 90), (90, 150)] {
+                model
+                    .partial_fit(&x.slice(s![a..b, ..]), &y.slice(s![a..b]), &p)
+                    .expect("update");
+            }
+            let batch =
+                KernelRidge::from_forest(model.forest.clone(), lifetime, 1e-2, &y.view(), &p)
+                    .expect("fit");
+            assert_eq!(model.n_columns(), batch.n_columns());
+            // Same columns (by tree and node), same weights.
+            let (w, owners) = model.weights();
+            let mut online: Vec<((u32, u32), f64)> =
+                owners.iter().copied().zip(w.iter().copied()).collect();
+            online.sort_by_key(|&(o, _)| o);
+            let (wb, ob) = batch.weights();
+            assert_eq!(
+                online.iter().map(|&(o, _)| o).collect::<Vec<_>>(),
+                ob.to_vec()
+            );
+            assert_rel(
+                &online.iter().map(|&(_, w)| w).collect::<Vec<_>>(),
+                wb,
+                1e-8,
+            );
+            assert!((model.log_det() - batch.log_det()).abs() < 1e-8 * batch.log_det().abs());
+            let (xt, _) = regression_data(50, 2, 8);
+            let xt = xt.mapv(|v| 2.0 * v - 0.5);
+            let a = model.predict(&xt.view(), &p).expect("predict");
+            let b = batch.predict(&xt.view(), &p).expect("predict");
+            assert_rel(a.as_slice().expect("c"), b.as_slice().expect("c"), 1e-8);
+        }
+    }
+
+    #[test]
+    fn online_handles_duplicates_that_resume_splitting() {
+        // All first points equal: every tree is one paused leaf; the next points make it split.
+        let x0 = Array2::from_elem((5, 2), 0.5);
+        let y0 = Array1::from_elem(5, 1.0);
+        let p = pool(1).expect("pool");
+        let f = kernel_forest(&x0, 4, 5.0, 3);
+        let mut model = KernelRidge::from_forest(f, 5.0, 1e-2, &y0.view(), &p).expect("fit");
+        assert_eq!(model.n_columns(), 4);
+        let (x1, y1) = regression_data(30, 2, 12);
+        model
+            .partial_fit(&x1.view(), &y1.view(), &p)
+            .expect("update");
+        assert!(model.n_columns() > 4);
+        let y_all = ndarray::concatenate![ndarray::Axis(0), y0, y1];
+        let batch = KernelRidge::from_forest(model.forest.clone(), 5.0, 1e-2, &y_all.view(), &p)
+            .expect("fit");
+        let a = model.predict(&x1.view(), &p).expect("predict");
+        let b = batch.predict(&x1.view(), &p).expect("predict");
+        assert_rel(a.as_slice().expect("c"), b.as_slice().expect("c"), 1e-8);
+    }
+
+    /// A stream of single-row batches retains exactly what one batch of the same rows does: no
+    /// per-batch bookkeeping accumulates (rows duplicating training points change no tree, so
+    /// both models have the same structure and the growth is the stored rows alone).
+    #[test]
+    fn a_stream_of_batches_retains_no_more_than_one_batch() {
+        let (x, y) = regression_data(100, 3, 21);
+        let p = pool(1).expect("pool");
+        let fitted = || {
+            let f = kernel_forest(&x, 20, 2.0, 4);
+            KernelRidge::from_forest(f, 2.0, 1e-2, &y.view(), &p).expect("fit")
+        };
+        let rows: Vec<usize> = (0..200).map(|i| (7 * i) % 100).collect();
+        let xs = x.select(ndarray::Axis(0), &rows);
+        let ys = y.select(ndarray::Axis(0), &rows);
+        let mut streamed = fitted();
+        let before = streamed.retained_bytes();
+        for i in 0..200 {
+            let (xi, yi) = (xs.slice(s![i..i + 1, ..]), ys.slice(s![i..i + 1]));
+            streamed.partial_fit(&xi, &yi, &p).expect("update");
+        }
+        let mut batched = fitted();
+        batched
+            .partial_fit(&xs.view(), &ys.view(), &p)
+            .expect("update");
+        assert_eq!(streamed.n_columns(), batched.n_columns());
+        assert_eq!(streamed.retained_bytes(), batched.retained_bytes());
+        // 200 rows of 3 coordinates, each a member of one leaf per tree.
+        let per_row = 3 * std::mem::size_of::<f64>() + 20 * std::mem::size_of::<u32>();
+        assert_eq!(streamed.retained_bytes() - before, 200 * per_row);
     }
 }

@@ -8,14 +8,15 @@
 //! det(ΦΦᵀ + αI_N) = α^(N−C) det A:
 //!   log p = −N/2 · log(2π σ̂²) − N/2 + C/2 · log α − 1/2 · log det A.
 
-use super::features::{training_columns, transform, FeatureMap, NO_COLUMN};
+use super::features::{transform, FeatureMap};
+use super::gram::{gram_packed, row_columns};
 use crate::error::{Error, Result};
 use crate::forest::MondrianForest;
 use crate::linalg::cholesky::{dot, Cholesky};
+use crate::mondrian::route::RouteScratch;
 use crate::parallel::for_each_row_block;
 use crate::sparse::Csr;
 use ndarray::{Array1, ArrayView1, ArrayView2};
-use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
@@ -39,18 +40,6 @@ pub struct KernelRidge {
     pub(crate) weights: Vec<f64>,
 }
 
-/// Errors unless `alpha` is a finite number > 0.
-pub fn check_alpha(alpha: f64) -> Result<()> {
-    if alpha > 0.0 && alpha.is_finite() {
-        Ok(())
-    } else {
-        Err(Error::InvalidParameter {
-            name: "alpha",
-            reason: format!("must be a finite number > 0, got {alpha}"),
-        })
-    }
-}
-
 /// Errors unless `y` has `n` finite values.
 pub fn check_targets(y: &ArrayView1<f64>, n: usize) -> Result<()> {
     if y.len() != n {
@@ -65,80 +54,6 @@ pub fn check_targets(y: &ArrayView1<f64>, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// Column of every training row in every tree (row-major, N × M).
-pub(crate) fn row_columns(
-    forest: &MondrianForest,
-    map: &FeatureMap,
-    pool: &ThreadPool,
-) -> Vec<u32> {
-    let (n, m) = (forest.n_rows(), forest.trees.len());
-    let per_tree: Vec<Vec<u32>> = pool.install(|| {
-        forest
-            .trees
-            .par_iter()
-            .zip(&map.column_of)
-            .map(|(tree, columns)| training_columns(tree, columns, map.lifetime, n))
-            .collect()
-    });
-    let mut out = vec![NO_COLUMN; n * m];
-    for (t, columns) in per_tree.iter().enumerate() {
-        for (i, &c) in columns.iter().enumerate() {
-            out[i * m + t] = c;
-        }
-    }
-    out
-}
-
-/// Lower triangle of ΦᵀΦ + αI, row-packed. Tree t's columns form a band of rows, filled by
-/// one task from the rows' column lists, so the sums are exact counts in a fixed order.
-fn gram_packed(
-    map: &FeatureMap,
-    cols: &[u32],
-    m: usize,
-    alpha: f64,
-    pool: &ThreadPool,
-) -> Vec<f64> {
-    let c = map.n_columns();
-    let offset = |i: usize| i * (i + 1) / 2;
-    let mut packed = vec![0.0; offset(c)];
-    // First column of each tree: columns are ordered by tree.
-    let mut first = vec![c; m + 1];
-    for (col, &(t, _)) in map.owner.iter().enumerate().rev() {
-        first[t as usize] = col;
-    }
-    for t in (0..m).rev() {
-        first[t] = first[t].min(first[t + 1]);
-    }
-    let mut bands = Vec::with_capacity(m);
-    let mut rest = packed.as_mut_slice();
-    for t in 0..m {
-        let (band, tail) = rest.split_at_mut(offset(first[t + 1]) - offset(first[t]));
-        bands.push((t, band));
-        rest = tail;
-    }
-    let scale = 1.0 / m as f64;
-    pool.install(|| {
-        bands.par_iter_mut().for_each(|(t, band)| {
-            let base = offset(first[*t]);
-            for row in cols.chunks_exact(m) {
-                let ct = row[*t] as usize;
-                let start = offset(ct) - base;
-                for &other in &row[..=*t] {
-                    band[start + other as usize] += 1.0;
-                }
-            }
-            for col in first[*t]..first[*t + 1] {
-                let start = offset(col) - base;
-                for v in &mut band[start..start + col + 1] {
-                    *v *= scale;
-                }
-                band[start + col] += alpha;
-            }
-        })
-    });
-    packed
-}
-
 impl KernelRidge {
     /// Ridge on the features of `forest`'s trees stopped at `lifetime` (≤ the trees' own),
     /// with targets `y` for the forest's stored points.
@@ -149,7 +64,6 @@ impl KernelRidge {
         y: &ArrayView1<f64>,
         pool: &ThreadPool,
     ) -> Result<Self> {
-        check_alpha(alpha)?;
         forest.check_fitted()?;
         check_targets(y, forest.n_rows())?;
         if lifetime > forest.params.lifetime {
@@ -264,11 +178,12 @@ impl KernelRidge {
         let mut out = vec![0.0; x.nrows()];
         let intercept = self.intercept();
         for_each_row_block(pool, &mut out, 1, flat, d, |_, out, rows| {
+            let mut scratch = RouteScratch::default();
             for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
                 *o = intercept
                     + self
                         .map
-                        .row_entries(&self.forest.trees, row)
+                        .row_entries(&self.forest.trees, row, &mut scratch)
                         .map(|(c, v)| v * self.weights[c as usize])
                         .sum::<f64>();
             }
@@ -288,6 +203,17 @@ impl KernelRidge {
             self.forest.n_features,
             pool,
         )
+    }
+
+    /// Bytes of the state the model keeps alive: the forest, the column map, the factor and
+    /// the per-column vectors (spare capacity excluded).
+    pub fn retained_bytes(&self) -> usize {
+        let c = self.map.n_columns();
+        let column_of: usize = self.map.column_of.iter().map(Vec::len).sum();
+        self.forest.retained_bytes()
+            + column_of * size_of::<u32>()
+            + c * (size_of::<(u32, u32)>() + size_of::<u32>() + 4 * size_of::<f64>())
+            + c * (c + 1) / 2 * size_of::<f64>()
     }
 
     /// Structural checks after deserialising.
@@ -328,4 +254,34 @@ pub fn log_evidence(
     let sigma2 = ((centred - z_norm2) / n).max(f64::MIN_POSITIVE);
     -0.5 * n * (2.0 * std::f64::consts::PI * sigma2).ln() - 0.5 * n + 0.5 * c as f64 * alpha.ln()
         - 0.5 * log_det
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::pool;
+    use crate::testing::{assert_rel, dense_ridge, kernel_forest, regression_data};
+
+    #[test]
+    fn ridge_equals_dense_solve_and_predicts_with_features() {
+        let (x, y) = regression_data(80, 2, 1);
+        let p = pool(2).expect("pool");
+        let f = kernel_forest(&x, 4, 3.0, 7);
+        let map = FeatureMap::new(&f.trees, 3.0).expect("valid");
+        let phi = transform(&f.trees, &map, f.points(), 2, &p)
+            .expect("csr")
+            .to_dense();
+        let model = KernelRidge::from_forest(f, 3.0, 1e-3, &y.view(), &p).expect("fit");
+        let c = model.n_columns();
+        let (w, log_det) = dense_ridge(&phi, 80, c, y.as_slice().expect("contiguous"), 1e-3);
+        assert_rel(model.weights().0, &w, 1e-9);
+        assert!((model.log_det() - log_det).abs() < 1e-9 * log_det.abs());
+        // predictions on the training points = ȳ + Φw
+        let pred = model.predict(&x.view(), &p).expect("predict");
+        let mean = y.mean().expect("rows");
+        let direct: Vec<f64> = (0..80)
+            .map(|i| mean + (0..c).map(|j| phi[i * c + j] * w[j]).sum::<f64>())
+            .collect();
+        assert_rel(pred.as_slice().expect("contiguous"), &direct, 1e-9);
+    }
 }

@@ -13,8 +13,8 @@ use rayon::ThreadPool;
 pub const REDUCE_ROWS: usize = 8192;
 
 /// Calls `$fixed::<KB>(args)` for `kb` in 1..=16 (fixed-length inner loops that the compiler
-/// unrolls and vectorises: the block solvers spend most of their non-product time here),
-/// `$dynamic(kb, args)` otherwise.
+/// unrolls and vectorises, keeping a row in registers: the block solvers and the partition
+/// kernel's products spend their time in such loops), `$dynamic(kb, args)` otherwise.
 macro_rules! by_width {
     ($kb:expr, $fixed:ident, $dynamic:ident, $($arg:expr),*) => {
         match $kb {
@@ -38,6 +38,7 @@ macro_rules! by_width {
         }
     };
 }
+pub(crate) use by_width;
 
 /// `acc += aᵀ b` over a chunk of rows (`acc` is `ka × KB`).
 fn gram_fixed<const KB: usize>(a: &[f64], ka: usize, b: &[f64], acc: &mut [f64]) {

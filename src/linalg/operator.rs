@@ -6,6 +6,7 @@
 //! all `k` columns in that one read.
 
 use crate::error::{Error, Result};
+use crate::parallel::Interrupt;
 use rayon::ThreadPool;
 
 /// A linear map `Rⁿ → Rⁿ` applied to blocks of vectors.
@@ -27,6 +28,24 @@ pub fn check_block(n: usize, v: &[f64], k: usize, out: &[f64]) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// An operator whose every application first checks for a stop request: any iterative solver
+/// run on it (CG, Lanczos, block Lanczos) stops at its next iteration once a stop is asked.
+pub struct Interruptible<'a, A: ?Sized> {
+    pub op: &'a A,
+    pub interrupt: &'a Interrupt,
+}
+
+impl<A: LinearOperator + ?Sized> LinearOperator for Interruptible<'_, A> {
+    fn dim(&self) -> usize {
+        self.op.dim()
+    }
+
+    fn apply(&self, v: &[f64], k: usize, out: &mut [f64], pool: &ThreadPool) -> Result<()> {
+        self.interrupt.check()?;
+        self.op.apply(v, k, out, pool)
+    }
 }
 
 /// `v ↦ diag(d)⁻¹ v`: the Jacobi preconditioner of a matrix with diagonal `d`.

@@ -1,59 +1,46 @@
 //! Random partition kernels (Davies & Ghahramani 2014): `k(a, b)` is the probability that a
 //! random partition puts `a` and `b` in the same cluster, estimated from `m` sampled
-//! partitions stored as label vectors. Samplers: Mondrian trees, Random Forest trees cut at a
-//! random depth, Fast Cluster; or labels computed elsewhere (any program that partitions).
+//! partitions stored as label vectors ([`kernel`]) and only ever applied through products
+//! ([`product`], [`operators`]). Samplers ([`samplers`]): Mondrian trees, Random Forest trees
+//! cut at a random depth, Fast Cluster; or labels computed elsewhere (any program that
+//! partitions).
 
-pub mod fast_cluster;
 pub mod kernel;
-pub mod mondrian;
 pub mod operators;
-pub mod random_forest;
+pub mod product;
+pub mod samplers;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use kernel::{Assignment, PartitionKernel};
 use rayon::ThreadPool;
+use samplers::PartitionRule;
 use serde::{Deserialize, Serialize};
 
-/// How new points are assigned to the clusters of each partition.
+/// Sampled partitions of the training points (the kernel) and the rule that places new
+/// points in them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum PartitionRule {
-    Mondrian(mondrian::MondrianRule),
-    RandomForest(random_forest::ForestRule),
-    FastCluster(fast_cluster::FastClusterRule),
-    /// Labels came from outside (e.g. a Python program); so do new points' labels.
-    External,
+pub struct PartitionModel {
+    pub kernel: PartitionKernel,
+    pub rule: PartitionRule,
 }
 
-impl PartitionRule {
+impl PartitionModel {
+    /// Partitions given as labels (`n_partitions` vectors of equal length, ids renumbered
+    /// 0..L−1); new points are then labelled outside the core.
+    pub fn from_labels(labels: Vec<u32>, n_partitions: usize) -> Result<Self> {
+        Ok(Self {
+            kernel: PartitionKernel::from_labels(labels, n_partitions)?,
+            rule: PartitionRule::External,
+        })
+    }
+
     /// Labels (and weights) of the rows of `x` (row-major) in every partition.
     pub fn assign(&self, x: &[f64], pool: &ThreadPool) -> Result<Assignment> {
-        match self {
-            Self::Mondrian(rule) => rule.assign(x, pool),
-            Self::RandomForest(rule) => rule.assign(x, pool),
-            Self::FastCluster(rule) => rule.assign(x, pool),
-            Self::External => Err(Error::InvalidInput(
-                "partitions given as labels assign new points outside the core".into(),
-            )),
-        }
+        self.rule.assign(x, pool)
     }
 
-    /// Number of features the rule routes on (None for external labels).
-    pub fn n_features(&self) -> Option<usize> {
-        match self {
-            Self::Mondrian(rule) => Some(rule.n_features()),
-            Self::RandomForest(rule) => Some(rule.n_features()),
-            Self::FastCluster(rule) => Some(rule.n_features()),
-            Self::External => None,
-        }
-    }
-
-    /// Structural checks of a deserialised rule against its kernel.
-    pub fn is_consistent(&self, kernel: &PartitionKernel) -> bool {
-        match self {
-            Self::Mondrian(rule) => rule.is_consistent(kernel),
-            Self::RandomForest(rule) => rule.is_consistent(kernel),
-            Self::FastCluster(rule) => rule.is_consistent(kernel),
-            Self::External => true,
-        }
+    /// Structural checks of a deserialised model.
+    pub fn is_consistent(&self) -> bool {
+        self.kernel.is_consistent() && self.rule.is_consistent(&self.kernel)
     }
 }

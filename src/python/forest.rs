@@ -2,45 +2,43 @@
 
 use super::error::to_py_err;
 use super::pickle;
-use super::run::{read, write, PoolCache};
+use super::run::{Handle, Length};
 use crate::error::Error;
-use crate::forest::hyperparameters::{NoiseVar, PriorOverrides};
+use crate::forest::regression::prior::{NoiseVariance, PriorOverrides};
 use crate::forest::regression::{self, PosteriorMode};
 use crate::forest::MondrianForest;
-use crate::tree::arena::Node;
-use crate::tree::TreeParams;
+use crate::mondrian::arena::Node;
+use crate::mondrian::TreeParams;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use std::sync::RwLock;
+use rayon::ThreadPool;
 
 /// A fitted (or empty) Mondrian forest regressor held by Rust.
 ///
-/// The model sits behind a lock taken with the GIL released: predictions share it, updates
-/// (and the lazy recomputation of a stale posterior) take it alone, so concurrent Python
-/// threads wait for each other instead of failing with a borrow error.
+/// Predictions share the model; updates (and the lazy recomputation of a stale posterior)
+/// take it alone, so concurrent Python threads wait for each other (see `run.rs`).
 #[pyclass(module = "mondrian_learn._core")]
 pub struct ForestRegressor {
-    inner: RwLock<regression::ForestRegressor>,
-    pools: PoolCache,
+    inner: Handle<regression::ForestRegressor>,
 }
 
 impl ForestRegressor {
     /// Runs `work` on the model with a fresh posterior (recomputed first if an online update
-    /// made it stale), on a pool of `n_jobs` threads with the GIL released.
+    /// made it stale).
     fn with_posterior<T: Send>(
         &self,
         py: Python<'_>,
         n_jobs: usize,
-        work: impl FnOnce(&regression::ForestRegressor, &rayon::ThreadPool) -> crate::Result<T> + Send,
+        work: impl FnOnce(&regression::ForestRegressor, &ThreadPool) -> crate::Result<T> + Send,
     ) -> PyResult<T> {
-        let inner = &self.inner;
-        self.pools.run(py, n_jobs, |pool| {
-            if !read(inner).posterior_is_fresh() {
-                write(inner).ensure_posterior(pool)?;
-            }
-            work(&read(inner), pool)
-        })
+        self.inner.read_prepared(
+            py,
+            n_jobs,
+            regression::ForestRegressor::posterior_is_fresh,
+            regression::ForestRegressor::ensure_posterior,
+            |model, call| work(model, call.pool),
+        )
     }
 }
 
@@ -74,13 +72,13 @@ impl ForestRegressor {
                 }))
             }
         };
-        let noise_var = match noise_variance {
-            None => NoiseVar::Heuristic,
+        let noise_variance = match noise_variance {
+            None => NoiseVariance::Heuristic,
             Some(v) => match v.extract::<f64>() {
-                Ok(value) => NoiseVar::Fixed(value),
+                Ok(value) => NoiseVariance::Fixed(value),
                 Err(_) => match v.extract::<String>()?.as_str() {
-                    "heuristic" => NoiseVar::Heuristic,
-                    "within_leaf" => NoiseVar::WithinLeaf,
+                    "heuristic" => NoiseVariance::Heuristic,
+                    "within_leaf" => NoiseVariance::WithinLeaf,
                     other => {
                         return Err(to_py_err(Error::InvalidParameter {
                             name: "noise_variance",
@@ -92,7 +90,7 @@ impl ForestRegressor {
                 },
             },
         };
-        let params = TreeParams::new(lifetime, min_samples_split).map_err(to_py_err)?;
+        let params = TreeParams::new(lifetime, min_samples_split);
         let mut forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
         if scale_features {
             forest = forest.with_unit_box_inputs();
@@ -102,13 +100,11 @@ impl ForestRegressor {
             mean: prior_mean,
             gamma1,
             gamma2,
-            noise_var,
+            noise_variance,
         };
-        inner.overrides.validate().map_err(to_py_err)?;
         inner.mode = mode;
         Ok(Self {
-            inner: RwLock::new(inner),
-            pools: PoolCache::default(),
+            inner: Handle::new(inner),
         })
     }
 
@@ -126,15 +122,9 @@ impl ForestRegressor {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<()> {
         let (x, y) = (x.as_array(), y.as_array());
-        let inner = &self.inner;
-        self.pools.run(py, n_jobs, |pool| {
-            write(inner).fit(&x, &y, n_trees, slice, pool, |done| match &progress {
-                None => Ok(()),
-                Some(cb) => Python::attach(|py| {
-                    cb.call1(py, (done,))
-                        .map(|_| ())
-                        .map_err(|e| Error::Interrupted(e.to_string()))
-                }),
+        self.inner.write(py, n_jobs, Length::Long, |model, call| {
+            model.fit(&x, &y, n_trees, slice, call.pool, call.interrupt, |done| {
+                call.notify(&progress, &[done])
             })
         })
     }
@@ -148,16 +138,16 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<()> {
         let (x, y) = (x.as_array(), y.as_array());
-        let inner = &self.inner;
-        self.pools
-            .run(py, n_jobs, |pool| write(inner).partial_fit(&x, &y, pool))
+        self.inner.write(py, n_jobs, Length::Short, |model, call| {
+            model.partial_fit(&x, &y, call.pool)
+        })
     }
 
     /// Whether the posterior is up to date (false after `partial_fit`; predictions bring it
     /// up to date first).
     #[getter]
     fn posterior_is_fresh(&self, py: Python<'_>) -> bool {
-        py.detach(|| read(&self.inner).posterior_is_fresh())
+        self.inner.peek(py, |m| m.posterior_is_fresh())
     }
 
     /// Predictive mean and variance of the branch-off mixture at each row.
@@ -206,7 +196,7 @@ impl ForestRegressor {
         out.set_item("mean", p.mean)?;
         out.set_item("gamma1", p.gamma1)?;
         out.set_item("gamma2", p.gamma2)?;
-        out.set_item("noise_variance", p.noise_var)?;
+        out.set_item("noise_variance", p.noise_variance)?;
         Ok(out)
     }
 
@@ -234,10 +224,9 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
         let x = x.as_array();
-        let inner = &self.inner;
-        let out = self
-            .pools
-            .run(py, n_jobs, |pool| read(inner).forest.apply(&x, pool))?;
+        let out = self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            model.forest.apply(&x, call.pool)
+        })?;
         Ok(out.into_pyarray(py))
     }
 
@@ -247,29 +236,26 @@ impl ForestRegressor {
         &self,
         py: Python<'py>,
     ) -> Option<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
-        let map = py.detach(|| read(&self.inner).forest.input_map().cloned())?;
+        let map = self.inner.peek(py, |m| m.forest.input_map().cloned())?;
         Some((map.offset.into_pyarray(py), map.scale.into_pyarray(py)))
     }
 
     /// Number of trees.
     #[getter]
     fn n_trees(&self, py: Python<'_>) -> usize {
-        py.detach(|| read(&self.inner).forest.trees.len())
+        self.inner.peek(py, |m| m.forest.trees.len())
     }
 
     /// Number of stored training points.
     #[getter]
     fn n_rows(&self, py: Python<'_>) -> usize {
-        py.detach(|| read(&self.inner).forest.n_rows())
+        self.inner.peek(py, |m| m.forest.n_rows())
     }
 
     /// Number of leaves of each tree.
     fn n_leaves<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        let counts: Vec<u64> = py.detach(|| {
-            read(&self.inner)
-                .forest
-                .trees
-                .iter()
+        let counts: Vec<u64> = self.inner.peek(py, |m| {
+            (m.forest.trees.iter())
                 .map(|t| t.n_leaves() as u64)
                 .collect()
         });
@@ -280,11 +266,16 @@ impl ForestRegressor {
     /// `threshold`, `tau`, `lower`, `upper` (n_nodes × D), `n_samples` and `root`.
     fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
         let ids = |v: &mut dyn Iterator<Item = u32>| -> Vec<i64> {
-            v.map(|i| if i == crate::tree::NONE { -1 } else { i as i64 })
-                .collect()
+            v.map(|i| {
+                if i == crate::mondrian::NONE {
+                    -1
+                } else {
+                    i as i64
+                }
+            })
+            .collect()
         };
-        let arrays = py.detach(|| {
-            let inner = read(&self.inner);
+        let arrays = self.inner.peek(py, |inner| {
             let trees = &inner.forest.trees;
             let tree = trees.get(index).ok_or_else(|| {
                 Error::InvalidInput(format!(
@@ -336,10 +327,7 @@ impl ForestRegressor {
     #[staticmethod]
     fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
         let inner = pickle::from_py_bytes(bytes, regression::ForestRegressor::is_consistent)?;
-        Ok(Self {
-            inner: RwLock::new(inner),
-            pools: PoolCache::default(),
-        })
+        Ok(Self { inner })
     }
 
     fn __reduce__<'py>(

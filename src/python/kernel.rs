@@ -1,68 +1,22 @@
-//! Python face of `kernel`: the feature map (with the lifetime path) and kernel ridge.
+//! Python face of `kernel`: the feature map (with the lifetime path and the refit after a
+//! lifetime search) and kernel ridge.
 
-use super::error::{to_py_err, ToPyResult};
-use super::run::PoolCache;
-use crate::error::{Error, Result};
-use crate::kernel::path::{lifetime_path, Checkpoints, PathOptions, SolverChoice};
-use crate::kernel::path_solver::SolverUsed;
+use super::arrays::{csr_parts, CsrParts};
+use super::error::to_py_err;
+use super::pickle;
+use super::run::{Handle, Length};
+use crate::error::Error;
+use crate::kernel::mondrian_features::{grow_forest, MondrianFeatures};
+use crate::kernel::path::{lifetime_path, Checkpoints, PathOptions, PathPoint, SolverChoice};
 use crate::kernel::ridge::KernelRidge as CoreRidge;
-use crate::kernel::transformer::{grow_forest, MondrianFeatures};
-use crate::serialize;
-use crate::sparse::Csr;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-/// Calls the Python `progress(done)` or `progress(done, total)` from the core (with the GIL),
-/// mapping its failure.
-fn notify(progress: &Option<Py<PyAny>>, done: usize, total: Option<usize>) -> Result<()> {
-    match progress {
-        None => Ok(()),
-        Some(cb) => Python::attach(|py| {
-            match total {
-                None => cb.call1(py, (done,)),
-                Some(total) => cb.call1(py, (done, total)),
-            }
-            .map(|_| ())
-            .map_err(|e| Error::Interrupted(e.to_string()))
-        }),
-    }
-}
-
-/// (data, indices, indptr, n_columns) of a CSR matrix, for `scipy.sparse.csr_matrix`.
-#[allow(clippy::type_complexity)]
-fn csr_parts(
-    py: Python<'_>,
-    csr: Csr,
-) -> (
-    Bound<'_, PyArray1<f64>>,
-    Bound<'_, PyArray1<i32>>,
-    Bound<'_, PyArray1<i64>>,
-    usize,
-) {
-    (
-        csr.data.into_pyarray(py),
-        csr.indices.into_pyarray(py),
-        csr.indptr.into_pyarray(py),
-        csr.n_cols,
-    )
-}
-
-fn restore<T: serde::de::DeserializeOwned>(bytes: &[u8], ok: impl Fn(&T) -> bool) -> PyResult<T> {
-    let inner: T = serialize::from_bytes(bytes).map_err(to_py_err)?;
-    if !ok(&inner) {
-        return Err(to_py_err(Error::Corrupt(
-            "inconsistent kernel model arrays".into(),
-        )));
-    }
-    Ok(inner)
-}
-
 /// M Mondrian trees and the feature columns of their leaves.
 #[pyclass(module = "mondrian_learn._core")]
 pub struct KernelFeatures {
-    inner: MondrianFeatures,
-    pools: PoolCache,
+    inner: Handle<MondrianFeatures>,
 }
 
 #[pymethods]
@@ -82,49 +36,50 @@ impl KernelFeatures {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let x = x.as_array();
-        let pools = PoolCache::default();
-        let inner = pools.run(py, n_jobs, |pool| {
-            let forest = grow_forest(&x, n_trees, lifetime, seed, slice, pool, |done| {
-                notify(&progress, done, None)
-            })?;
+        let inner = Handle::build(py, n_jobs, Length::Long, |call| {
+            let forest = grow_forest(
+                &x,
+                n_trees,
+                lifetime,
+                seed,
+                slice,
+                call.pool,
+                call.interrupt,
+                |done| call.notify(&progress, &[done]),
+            )?;
             MondrianFeatures::new(forest)
         })?;
-        Ok(Self { inner, pools })
+        Ok(Self { inner })
     }
 
     /// CSR parts of the features of `x` at the trees' lifetime or an earlier `lifetime`.
     #[pyo3(signature = (x, n_jobs, lifetime=None))]
-    #[allow(clippy::type_complexity)]
     fn transform<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         n_jobs: usize,
         lifetime: Option<f64>,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray1<i32>>,
-        Bound<'py, PyArray1<i64>>,
-        usize,
-    )> {
+    ) -> PyResult<CsrParts<'py>> {
         let x = x.as_array();
-        let inner = &self.inner;
-        let csr = self
-            .pools
-            .run(py, n_jobs, |pool| inner.transform(&x, lifetime, pool))?;
+        let csr = self.inner.read(py, n_jobs, Length::Short, |m, call| {
+            m.transform(&x, lifetime, call.pool)
+        })?;
         Ok(csr_parts(py, csr))
     }
 
     /// Number of feature columns at the trees' lifetime or an earlier `lifetime`.
     #[pyo3(signature = (lifetime=None))]
-    fn n_columns(&self, lifetime: Option<f64>) -> PyResult<usize> {
-        ToPyResult(self.inner.n_columns(lifetime)).into()
+    fn n_columns(&self, py: Python<'_>, lifetime: Option<f64>) -> PyResult<usize> {
+        self.inner
+            .peek(py, |m| m.n_columns(lifetime))
+            .map_err(to_py_err)
     }
 
     /// Number of trees.
     #[getter]
-    fn n_trees(&self) -> usize {
-        self.inner.forest.trees.len()
+    fn n_trees(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, |m| m.forest.trees.len())
     }
 
     /// The lifetime path on the training points with targets `y` (module `kernel::path`).
@@ -148,20 +103,6 @@ impl KernelFeatures {
         n_jobs: usize,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let solver = match solver {
-            "auto" => SolverChoice::Auto,
-            "cholesky" => SolverChoice::Cholesky,
-            "inverse" => SolverChoice::Inverse,
-            "gradient" => SolverChoice::Gradient,
-            other => {
-                return Err(to_py_err(Error::InvalidParameter {
-                    name: "solver",
-                    reason: format!(
-                        "must be 'auto', 'cholesky', 'inverse' or 'gradient', got {other:?}"
-                    ),
-                }))
-            }
-        };
         let checkpoints = match (n_checkpoints, lifetimes) {
             (_, Some(l)) => Checkpoints::Lifetimes(l),
             (Some(k), None) => Checkpoints::Count(k),
@@ -169,7 +110,7 @@ impl KernelFeatures {
         };
         let options = PathOptions {
             alpha,
-            solver,
+            solver: SolverChoice::named(solver).map_err(to_py_err)?,
             max_dense_features,
             gradient_tol,
             gradient_max_iter,
@@ -189,118 +130,103 @@ impl KernelFeatures {
                 )))
             }
         };
-        let forest = &self.inner.forest;
-        let points = self.pools.run(py, n_jobs, |_| {
+        let points = self.inner.read(py, n_jobs, Length::Long, |m, call| {
             lifetime_path(
-                forest,
+                &m.forest,
                 &y,
                 validation,
                 max_lifetime,
                 &checkpoints,
                 &options,
-                |done, total| notify(&progress, done, Some(total)),
+                call.pool,
+                call.interrupt,
+                |done, total| call.notify(&progress, &[done, total]),
             )
         })?;
-        let out = PyDict::new(py);
-        let column = |f: fn(&crate::kernel::path::PathPoint) -> f64| -> Vec<f64> {
-            points.iter().map(f).collect()
-        };
-        out.set_item("lifetimes", column(|p| p.lifetime).into_pyarray(py))?;
-        out.set_item("train_mse", column(|p| p.train_mse).into_pyarray(py))?;
-        out.set_item(
-            "validation_mse",
-            column(|p| p.validation_mse).into_pyarray(py),
-        )?;
-        out.set_item("log_evidence", column(|p| p.log_evidence).into_pyarray(py))?;
-        out.set_item("log_det", column(|p| p.log_det).into_pyarray(py))?;
-        let counts = |f: fn(&crate::kernel::path::PathPoint) -> usize| -> Vec<i64> {
-            points.iter().map(|p| f(p) as i64).collect()
-        };
-        out.set_item("n_cuts", counts(|p| p.n_cuts).into_pyarray(py))?;
-        out.set_item("n_features", counts(|p| p.n_features).into_pyarray(py))?;
-        out.set_item(
-            "cg_iterations",
-            counts(|p| p.cg_iterations).into_pyarray(py),
-        )?;
-        let names: Vec<&str> = points
-            .iter()
-            .map(|p| match p.solver {
-                SolverUsed::Cholesky => "cholesky",
-                SolverUsed::Inverse => "inverse",
-                SolverUsed::Gradient => "gradient",
-            })
-            .collect();
-        out.set_item("solver", names)?;
-        if record_weights {
-            let weights: Vec<Bound<'py, PyArray1<f64>>> = points
-                .into_iter()
-                .map(|p| p.weights.unwrap_or_default().into_pyarray(py))
-                .collect();
-            out.set_item("weights", weights)?;
-        }
-        Ok(out)
+        path_dict(py, points, record_weights)
     }
 
     /// Ridge on these trees stopped at `lifetime`, after extending a copy of them with the
-    /// extra points `x_extra` (conditional Mondrian) when given; `y` holds the targets of the
-    /// training points, then of the extra points.
-    #[pyo3(signature = (y, lifetime, alpha, n_jobs, x_extra=None))]
-    fn ridge(
+    /// held-out points `x_held_out` when given; `y` holds the targets of the training points,
+    /// then of the held-out points.
+    #[pyo3(signature = (y, lifetime, alpha, n_jobs, x_held_out=None))]
+    fn refit(
         &self,
         py: Python<'_>,
         y: PyReadonlyArray1<'_, f64>,
         lifetime: f64,
         alpha: f64,
         n_jobs: usize,
-        x_extra: Option<PyReadonlyArray2<'_, f64>>,
+        x_held_out: Option<PyReadonlyArray2<'_, f64>>,
     ) -> PyResult<KernelRidge> {
         let y = y.as_array();
-        let x_extra = x_extra.as_ref().map(|x| x.as_array());
-        let forest = &self.inner.forest;
-        let inner = self.pools.run(py, n_jobs, |pool| {
-            let mut forest = forest.clone();
-            if let Some(x) = &x_extra {
-                let rows = forest.add_points(x)?;
-                forest.extend(rows, pool);
-            }
-            CoreRidge::from_forest(forest, lifetime, alpha, &y, pool)
+        let held_out = x_held_out.as_ref().map(|x| x.as_array());
+        let model = self.inner.read(py, n_jobs, Length::Long, |m, call| {
+            m.refit(&y, lifetime, alpha, held_out.as_ref(), call.pool)
         })?;
         Ok(KernelRidge {
-            inner,
-            pools: PoolCache::default(),
+            inner: Handle::new(model),
         })
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes: PyResult<Vec<u8>> = ToPyResult(serialize::to_bytes(&self.inner)).into();
-        Ok(PyBytes::new(py, &bytes?))
+        pickle::to_py_bytes(py, &self.inner)
     }
 
     #[staticmethod]
     fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        Ok(Self {
-            inner: restore(bytes, MondrianFeatures::is_consistent)?,
-            pools: PoolCache::default(),
-        })
+        let inner = pickle::from_py_bytes(bytes, MondrianFeatures::is_consistent)?;
+        Ok(Self { inner })
     }
 
     fn __reduce__<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let restore = py
-            .import("mondrian_learn._core")?
-            .getattr("KernelFeatures")?
-            .getattr("from_bytes")?;
-        Ok((restore, (self.to_bytes(py)?,)))
+        pickle::reduce(py, "KernelFeatures", self.to_bytes(py)?)
     }
+}
+
+/// The path's checkpoints as a dict of arrays (one entry per checkpoint).
+fn path_dict(
+    py: Python<'_>,
+    points: Vec<PathPoint>,
+    record_weights: bool,
+) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    let column = |f: fn(&PathPoint) -> f64| -> Vec<f64> { points.iter().map(f).collect() };
+    out.set_item("lifetimes", column(|p| p.lifetime).into_pyarray(py))?;
+    out.set_item("train_mse", column(|p| p.train_mse).into_pyarray(py))?;
+    out.set_item(
+        "validation_mse",
+        column(|p| p.validation_mse).into_pyarray(py),
+    )?;
+    out.set_item("log_evidence", column(|p| p.log_evidence).into_pyarray(py))?;
+    out.set_item("log_det", column(|p| p.log_det).into_pyarray(py))?;
+    let counts =
+        |f: fn(&PathPoint) -> usize| -> Vec<i64> { points.iter().map(|p| f(p) as i64).collect() };
+    out.set_item("n_cuts", counts(|p| p.n_cuts).into_pyarray(py))?;
+    out.set_item("n_features", counts(|p| p.n_features).into_pyarray(py))?;
+    out.set_item(
+        "cg_iterations",
+        counts(|p| p.cg_iterations).into_pyarray(py),
+    )?;
+    let names: Vec<&str> = points.iter().map(|p| p.solver.name()).collect();
+    out.set_item("solver", names)?;
+    if record_weights {
+        let weights: Vec<Bound<'_, PyArray1<f64>>> = points
+            .into_iter()
+            .map(|p| p.weights.unwrap_or_default().into_pyarray(py))
+            .collect();
+        out.set_item("weights", weights)?;
+    }
+    Ok(out)
 }
 
 /// Ridge regression on Mondrian kernel features, batch or online.
 #[pyclass(module = "mondrian_learn._core")]
 pub struct KernelRidge {
-    inner: CoreRidge,
-    pools: PoolCache,
+    inner: Handle<CoreRidge>,
 }
 
 #[pymethods]
@@ -322,30 +248,35 @@ impl KernelRidge {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let (x, y) = (x.as_array(), y.as_array());
-        let pools = PoolCache::default();
-        let inner = pools.run(py, n_jobs, |pool| {
-            crate::kernel::ridge::check_alpha(alpha)?;
+        let inner = Handle::build(py, n_jobs, Length::Long, |call| {
             crate::kernel::ridge::check_targets(&y, x.nrows())?;
-            let forest = grow_forest(&x, n_trees, lifetime, seed, slice, pool, |done| {
-                notify(&progress, done, None)
-            })?;
-            CoreRidge::from_forest(forest, lifetime, alpha, &y, pool)
+            let forest = grow_forest(
+                &x,
+                n_trees,
+                lifetime,
+                seed,
+                slice,
+                call.pool,
+                call.interrupt,
+                |done| call.notify(&progress, &[done]),
+            )?;
+            CoreRidge::from_forest(forest, lifetime, alpha, &y, call.pool)
         })?;
-        Ok(Self { inner, pools })
+        Ok(Self { inner })
     }
 
     /// Online update (conditional Mondrian extension, new columns, rank-one updates).
     fn partial_fit(
-        &mut self,
+        &self,
         py: Python<'_>,
         x: PyReadonlyArray2<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         n_jobs: usize,
     ) -> PyResult<()> {
         let (x, y) = (x.as_array(), y.as_array());
-        let inner = &mut self.inner;
-        self.pools
-            .run(py, n_jobs, |pool| inner.partial_fit(&x, &y, pool))
+        self.inner.write(py, n_jobs, Length::Short, |m, call| {
+            m.partial_fit(&x, &y, call.pool)
+        })
     }
 
     /// ȳ + φ(x)·w per row.
@@ -356,29 +287,23 @@ impl KernelRidge {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let x = x.as_array();
-        let inner = &self.inner;
-        let out = self.pools.run(py, n_jobs, |pool| inner.predict(&x, pool))?;
+        let out = self.inner.read(py, n_jobs, Length::Short, |m, call| {
+            m.predict(&x, call.pool)
+        })?;
         Ok(out.into_pyarray(py))
     }
 
     /// CSR parts of the features of `x` in the column order of `weights`.
-    #[allow(clippy::type_complexity)]
     fn transform<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         n_jobs: usize,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray1<i32>>,
-        Bound<'py, PyArray1<i64>>,
-        usize,
-    )> {
+    ) -> PyResult<CsrParts<'py>> {
         let x = x.as_array();
-        let inner = &self.inner;
-        let csr = self
-            .pools
-            .run(py, n_jobs, |pool| inner.transform(&x, pool))?;
+        let csr = self.inner.read(py, n_jobs, Length::Short, |m, call| {
+            m.transform(&x, call.pool)
+        })?;
         Ok(csr_parts(py, csr))
     }
 
@@ -392,78 +317,74 @@ impl KernelRidge {
         Bound<'py, PyArray1<i64>>,
         Bound<'py, PyArray1<i64>>,
     ) {
-        let (w, owners) = self.inner.weights();
+        let (w, trees, nodes) = self.inner.peek(py, |m| {
+            let (w, owners) = m.weights();
+            let trees: Vec<i64> = owners.iter().map(|&(t, _)| t as i64).collect();
+            let nodes: Vec<i64> = owners.iter().map(|&(_, j)| j as i64).collect();
+            (w.to_vec(), trees, nodes)
+        });
         (
-            w.to_vec().into_pyarray(py),
-            owners
-                .iter()
-                .map(|&(t, _)| t as i64)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-            owners
-                .iter()
-                .map(|&(_, j)| j as i64)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
+            w.into_pyarray(py),
+            trees.into_pyarray(py),
+            nodes.into_pyarray(py),
         )
     }
 
     #[getter]
-    fn log_marginal_likelihood(&self) -> f64 {
-        self.inner.log_marginal_likelihood()
+    fn log_marginal_likelihood(&self, py: Python<'_>) -> f64 {
+        self.inner.peek(py, CoreRidge::log_marginal_likelihood)
     }
 
     #[getter]
-    fn log_det(&self) -> f64 {
-        self.inner.log_det()
+    fn log_det(&self, py: Python<'_>) -> f64 {
+        self.inner.peek(py, CoreRidge::log_det)
     }
 
     #[getter]
-    fn intercept(&self) -> f64 {
-        self.inner.intercept()
+    fn intercept(&self, py: Python<'_>) -> f64 {
+        self.inner.peek(py, CoreRidge::intercept)
     }
 
     #[getter]
-    fn lifetime(&self) -> f64 {
-        self.inner.lifetime()
+    fn lifetime(&self, py: Python<'_>) -> f64 {
+        self.inner.peek(py, CoreRidge::lifetime)
     }
 
     #[getter]
-    fn n_columns(&self) -> usize {
-        self.inner.n_columns()
+    fn n_columns(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, CoreRidge::n_columns)
     }
 
     #[getter]
-    fn n_trees(&self) -> usize {
-        self.inner.forest.trees.len()
+    fn n_trees(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, |m| m.forest.trees.len())
     }
 
     #[getter]
-    fn n_rows(&self) -> usize {
-        self.inner.forest.n_rows()
+    fn n_rows(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, |m| m.forest.n_rows())
+    }
+
+    /// Bytes of the state the model keeps alive (see `KernelRidge::retained_bytes`).
+    #[getter]
+    fn retained_bytes(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, CoreRidge::retained_bytes)
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes: PyResult<Vec<u8>> = ToPyResult(serialize::to_bytes(&self.inner)).into();
-        Ok(PyBytes::new(py, &bytes?))
+        pickle::to_py_bytes(py, &self.inner)
     }
 
     #[staticmethod]
     fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        Ok(Self {
-            inner: restore(bytes, CoreRidge::is_consistent)?,
-            pools: PoolCache::default(),
-        })
+        let inner = pickle::from_py_bytes(bytes, CoreRidge::is_consistent)?;
+        Ok(Self { inner })
     }
 
     fn __reduce__<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let restore = py
-            .import("mondrian_learn._core")?
-            .getattr("KernelRidge")?
-            .getattr("from_bytes")?;
-        Ok((restore, (self.to_bytes(py)?,)))
+        pickle::reduce(py, "KernelRidge", self.to_bytes(py)?)
     }
 }

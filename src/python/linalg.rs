@@ -1,14 +1,15 @@
 //! Python face of `linalg` on the partition kernel: preconditioned CG, Lanczos tridiagonals
 //! (for stochastic Lanczos quadrature) and top eigenpairs by block Lanczos.
 
-use super::error::to_py_err;
-use super::partition::{contiguous, to_array2, PartitionKernel};
+use super::arrays::{c_order, flat, to_array2};
+use super::partition::PartitionKernel;
+use super::run::Length;
 use crate::error::Error;
 use crate::linalg::block_lanczos::{top_eigenpairs, BlockLanczosParams};
-use crate::linalg::operator::{Identity, InverseDiagonal, LinearOperator};
-use crate::linalg::{cg, lanczos as lanczos_core};
+use crate::linalg::lanczos::tridiagonalize;
+use crate::linalg::operator::{Interruptible, LinearOperator};
 use crate::partition::operators::{
-    check_variances, CentredKernel, ClusterPreconditioner, KernelSystem,
+    solve_system, CentredKernel, ClusterPreconditioner, KernelSystem, Preconditioner,
 };
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -23,20 +24,21 @@ pub fn precondition<'py>(
     noise_variance: f64,
     n_jobs: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    check_variances(signal_variance, noise_variance).map_err(to_py_err)?;
-    let k = v.as_array().ncols();
-    let v = contiguous(&v)?;
-    let op = ClusterPreconditioner {
-        kernel: handle.kernel(),
-        scale: signal_variance,
-        noise: noise_variance,
-    };
-    let out = handle.run(py, n_jobs, |pool| {
-        let mut out = vec![0.0; v.len()];
-        op.apply(v, k, &mut out, pool)?;
-        Ok(out)
-    })?;
-    Ok(to_array2(handle.kernel().n_points(), k, out)?.into_pyarray(py))
+    let v = c_order(&v);
+    let (n, k) = v.dim();
+    let out = handle
+        .inner
+        .read(py, n_jobs, Length::Short, |model, call| {
+            let op = ClusterPreconditioner {
+                kernel: &model.kernel,
+                scale: signal_variance,
+                noise: noise_variance,
+            };
+            let mut out = vec![0.0; n * k];
+            op.apply(flat(&v), k, &mut out, call.pool)?;
+            Ok(out)
+        })?;
+    Ok(to_array2(n, k, out)?.into_pyarray(py))
 }
 
 /// Solves `(s K̂ + σ² I) X = B` by block PCG; `preconditioner` is "partition" (eq. 9–10),
@@ -59,36 +61,23 @@ pub fn solve<'py>(
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<bool>>,
 )> {
-    check_variances(signal_variance, noise_variance).map_err(to_py_err)?;
-    let k = b.as_array().ncols();
-    let b = contiguous(&b)?;
-    let kernel = handle.kernel();
-    let n = kernel.n_points();
-    let system = KernelSystem {
-        kernel,
-        scale: signal_variance,
-        noise: noise_variance,
-    };
-    let pre: Box<dyn LinearOperator> = match preconditioner {
-        "partition" => Box::new(ClusterPreconditioner {
-            kernel,
-            scale: signal_variance,
-            noise: noise_variance,
-        }),
-        // Every training point's k(x, x) is 1, so the diagonal is s + σ² everywhere.
-        "jacobi" => Box::new(
-            InverseDiagonal::new(&vec![signal_variance + noise_variance; n]).map_err(to_py_err)?,
-        ),
-        "none" => Box::new(Identity(n)),
-        other => {
-            return Err(to_py_err(Error::InvalidParameter {
-                name: "preconditioner",
-                reason: format!("must be 'partition', 'jacobi' or 'none', got {other:?}"),
-            }))
-        }
-    };
-    let res = handle.run(py, n_jobs, |pool| {
-        cg::solve(&system, pre.as_ref(), b, k, tol, max_iter, pool)
+    let b = c_order(&b);
+    let (n, k) = b.dim();
+    let pre = Preconditioner::named(preconditioner).map_err(super::error::to_py_err)?;
+    let res = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
+        let variances = (signal_variance, noise_variance);
+        let stopping = (tol, max_iter);
+        let (pool, stop) = (call.pool, call.interrupt);
+        solve_system(
+            &model.kernel,
+            flat(&b),
+            k,
+            variances,
+            pre,
+            stopping,
+            pool,
+            stop,
+        )
     })?;
     let iterations: Vec<u64> = res.iterations.iter().map(|&i| i as u64).collect();
     Ok((
@@ -110,16 +99,19 @@ pub fn lanczos<'py>(
     steps: usize,
     n_jobs: usize,
 ) -> PyResult<Vec<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)>> {
-    let k = starts.as_array().ncols();
-    let starts = contiguous(&starts)?;
-    let kernel = handle.kernel();
-    let op = KernelSystem {
-        kernel,
-        scale: 1.0,
-        noise: 0.0,
-    };
-    let out = handle.run(py, n_jobs, |pool| {
-        lanczos_core::tridiagonalize(&op, starts, k, steps, pool)
+    let starts = c_order(&starts);
+    let k = starts.ncols();
+    let out = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
+        let op = KernelSystem {
+            kernel: &model.kernel,
+            scale: 1.0,
+            noise: 0.0,
+        };
+        let op = Interruptible {
+            op: &op,
+            interrupt: call.interrupt,
+        };
+        tridiagonalize(&op, flat(&starts), k, steps, call.pool)
     })?;
     Ok(out
         .into_iter()
@@ -149,7 +141,6 @@ pub fn top_eigen<'py>(
     usize,
     bool,
 )> {
-    let kernel = handle.kernel();
     let params = BlockLanczosParams {
         k,
         block,
@@ -158,21 +149,29 @@ pub fn top_eigen<'py>(
         max_restarts,
         seed,
     };
-    let res = handle.run(py, n_jobs, |pool| {
-        if centred {
-            top_eigenpairs(&CentredKernel { kernel, scale: 1.0 }, &params, pool)
-        } else {
-            let op = KernelSystem {
-                kernel,
-                scale: 1.0,
-                noise: 0.0,
-            };
-            top_eigenpairs(&op, &params, pool)
-        }
+    let (n, res) = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
+        let kernel = &model.kernel;
+        let centred_op = CentredKernel { kernel, scale: 1.0 };
+        let plain = KernelSystem {
+            kernel,
+            scale: 1.0,
+            noise: 0.0,
+        };
+        let op: &dyn LinearOperator = if centred { &centred_op } else { &plain };
+        let op = Interruptible {
+            op,
+            interrupt: call.interrupt,
+        };
+        Ok((kernel.n_points(), top_eigenpairs(&op, &params, call.pool)?))
     })?;
+    if res.vectors.len() != n * k {
+        return Err(super::error::to_py_err(Error::InvalidInput(
+            "block Lanczos returned a block of the wrong size".into(),
+        )));
+    }
     Ok((
         res.values.into_pyarray(py),
-        to_array2(handle.kernel().n_points(), k, res.vectors)?.into_pyarray(py),
+        to_array2(n, k, res.vectors)?.into_pyarray(py),
         res.residuals.into_pyarray(py),
         res.products,
         res.converged,

@@ -1,5 +1,7 @@
-//! Python bindings: the only code that touches pyo3. One file per core module it exposes.
+//! Python bindings: the only code that touches pyo3. One file per core module it exposes;
+//! they convert and delegate, the decisions are the core's.
 
+mod arrays;
 mod error;
 mod forest;
 mod kernel;

@@ -1,43 +1,24 @@
-//! Python face of `partition` (samplers, products, solvers on the partition kernel).
+//! Python face of `partition`: sampled partitions (labels and the rule for new points) and
+//! their products.
 
+use super::arrays::{c_order, flat, to_array2};
 use super::error::to_py_err;
-use super::run::PoolCache;
-use crate::error::{Error, Result};
-use crate::partition::kernel::{Assignment, PartitionKernel as Kernel};
-use crate::partition::random_forest::DecisionTree;
-use crate::partition::{fast_cluster, mondrian, random_forest, PartitionRule};
-use crate::serialize;
-use numpy::ndarray::{Array1, Array2};
+use super::pickle;
+use super::run::{Handle, Length};
+use crate::error::Result;
+use crate::partition::kernel::Assignment;
+use crate::partition::samplers::random_forest::DecisionTree;
+use crate::partition::samplers::{fast_cluster, mondrian, random_forest, PartitionRule};
+use crate::partition::PartitionModel;
+use numpy::ndarray::Array1;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use serde::{Deserialize, Serialize};
 
 /// Sampled partitions of the training points (labels) and the rule that assigns new points.
 #[pyclass(module = "mondrian_learn._core")]
 pub struct PartitionKernel {
-    state: State,
-    pools: PoolCache,
-}
-
-#[derive(Serialize, Deserialize)]
-struct State {
-    kernel: Kernel,
-    rule: PartitionRule,
-}
-
-/// The values of a C-contiguous array (the Python layer makes every array C-contiguous, so
-/// no call copies the training points).
-pub(super) fn contiguous<'a, T: numpy::Element>(
-    a: &'a PyReadonlyArray2<'_, T>,
-) -> PyResult<&'a [T]> {
-    a.as_slice()
-        .map_err(|_| to_py_err(Error::InvalidInput("arrays must be C-contiguous".into())))
-}
-
-pub(super) fn to_array2<T>(rows: usize, cols: usize, v: Vec<T>) -> PyResult<Array2<T>> {
-    Array2::from_shape_vec((rows, cols), v)
-        .map_err(|e| to_py_err(Error::InvalidInput(e.to_string())))
+    pub(super) inner: Handle<PartitionModel>,
 }
 
 fn assignment(
@@ -53,30 +34,20 @@ fn assignment(
 }
 
 impl PartitionKernel {
-    fn new(kernel: Kernel, rule: PartitionRule) -> Self {
-        Self {
-            state: State { kernel, rule },
-            pools: PoolCache::default(),
-        }
-    }
-
-    fn n(&self) -> usize {
-        self.state.kernel.n_points()
-    }
-
-    /// The labels and cluster sizes (for the solvers in `linalg.rs`).
-    pub(super) fn kernel(&self) -> &Kernel {
-        &self.state.kernel
-    }
-
-    /// Runs `work` with the GIL released on this kernel's pool.
-    pub(super) fn run<T: Send>(
-        &self,
+    /// Samples by `sample(rows, width, call)` and holds the result.
+    fn sampled(
         py: Python<'_>,
+        x: &PyReadonlyArray2<'_, f64>,
         n_jobs: usize,
-        work: impl FnOnce(&rayon::ThreadPool) -> Result<T> + Send,
-    ) -> PyResult<T> {
-        self.pools.run(py, n_jobs, work)
+        sample: impl for<'c> FnOnce(&[f64], usize, &super::run::Call<'c>) -> Result<PartitionModel>
+            + Send,
+    ) -> PyResult<Self> {
+        let rows = c_order(x);
+        let d = rows.ncols();
+        let inner = Handle::build(py, n_jobs, Length::Long, |call| {
+            sample(flat(&rows), d, call)
+        })?;
+        Ok(Self { inner })
     }
 }
 
@@ -92,18 +63,9 @@ impl PartitionKernel {
         seed: u64,
         n_jobs: usize,
     ) -> PyResult<Self> {
-        let d = x.as_array().ncols();
-        let x = contiguous(&x)?;
-        let pools = PoolCache::default();
-        let (kernel, rule) = pools.run(py, n_jobs, |pool| {
-            mondrian::sample(x, d, n_partitions, lifetime, seed, pool)
-        })?;
-        Ok(Self {
-            state: State {
-                kernel,
-                rule: PartitionRule::Mondrian(rule),
-            },
-            pools,
+        Self::sampled(py, &x, n_jobs, |rows, d, call| {
+            let (pool, stop) = (call.pool, call.interrupt);
+            mondrian::sample(rows, d, n_partitions, lifetime, seed, pool, stop)
         })
     }
 
@@ -124,28 +86,18 @@ impl PartitionKernel {
         n_jobs: usize,
     ) -> PyResult<Self> {
         let d = x.as_array().ncols();
-        let x = contiguous(&x)?;
+        let values =
+            |a: &PyReadonlyArray1<'_, i64>| a.as_array().iter().copied().collect::<Vec<_>>();
         let trees: Vec<DecisionTree> = trees
             .iter()
             .map(|(l, r, f, t)| {
-                let v = |a: &PyReadonlyArray1<'_, i64>| {
-                    a.as_array().iter().copied().collect::<Vec<_>>()
-                };
                 let t: Vec<f64> = t.as_array().iter().copied().collect();
-                DecisionTree::from_arrays(&v(l), &v(r), &v(f), &t, d)
+                DecisionTree::from_arrays(&values(l), &values(r), &values(f), &t, d)
             })
             .collect::<Result<_>>()
             .map_err(to_py_err)?;
-        let pools = PoolCache::default();
-        let (kernel, rule) = pools.run(py, n_jobs, |pool| {
-            random_forest::sample(x, d, trees, seed, pool)
-        })?;
-        Ok(Self {
-            state: State {
-                kernel,
-                rule: PartitionRule::RandomForest(rule),
-            },
-            pools,
+        Self::sampled(py, &x, n_jobs, |rows, d, call| {
+            random_forest::sample(rows, d, trees, seed, call.pool)
         })
     }
 
@@ -159,18 +111,9 @@ impl PartitionKernel {
         seed: u64,
         n_jobs: usize,
     ) -> PyResult<Self> {
-        let d = x.as_array().ncols();
-        let x = contiguous(&x)?;
-        let pools = PoolCache::default();
-        let (kernel, rule) = pools.run(py, n_jobs, |pool| {
-            fast_cluster::sample(x, d, n_partitions, max_level, seed, pool)
-        })?;
-        Ok(Self {
-            state: State {
-                kernel,
-                rule: PartitionRule::FastCluster(rule),
-            },
-            pools,
+        Self::sampled(py, &x, n_jobs, |rows, d, call| {
+            let (pool, stop) = (call.pool, call.interrupt);
+            fast_cluster::sample(rows, d, n_partitions, max_level, seed, pool, stop)
         })
     }
 
@@ -180,41 +123,48 @@ impl PartitionKernel {
         let labels = labels.as_array();
         let m = labels.nrows();
         let flat: Vec<u32> = labels.as_standard_layout().iter().copied().collect();
-        let kernel = Kernel::from_labels(flat, m).map_err(to_py_err)?;
-        Ok(Self::new(kernel, PartitionRule::External))
+        let model = PartitionModel::from_labels(flat, m).map_err(to_py_err)?;
+        Ok(Self {
+            inner: Handle::new(model),
+        })
     }
 
     #[getter]
-    fn n_points(&self) -> usize {
-        self.n()
+    fn n_points(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, |m| m.kernel.n_points())
     }
 
     #[getter]
-    fn n_partitions(&self) -> usize {
-        self.state.kernel.n_partitions()
+    fn n_partitions(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, |m| m.kernel.n_partitions())
     }
 
     /// Number of clusters of each partition.
     fn n_clusters<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        self.state.kernel.n_clusters().to_vec().into_pyarray(py)
+        self.inner
+            .peek(py, |m| m.kernel.n_clusters().to_vec())
+            .into_pyarray(py)
     }
 
     /// First one-hot column of each partition's clusters (length m + 1).
     fn cluster_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        let offsets: Vec<u64> = self
-            .state
-            .kernel
-            .cluster_offsets()
-            .iter()
-            .map(|&o| o as u64)
-            .collect();
+        let offsets: Vec<u64> = self.inner.peek(py, |m| {
+            m.kernel
+                .cluster_offsets()
+                .iter()
+                .map(|&o| o as u64)
+                .collect()
+        });
         offsets.into_pyarray(py)
     }
 
     /// The labels, `n_partitions × n_points`.
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
-        let k = &self.state.kernel;
-        Ok(to_array2(k.n_partitions(), k.n_points(), k.labels().to_vec())?.into_pyarray(py))
+        let (m, n, labels) = self.inner.peek(py, |model| {
+            let k = &model.kernel;
+            (k.n_partitions(), k.n_points(), k.labels().to_vec())
+        });
+        Ok(to_array2(m, n, labels)?.into_pyarray(py))
     }
 
     /// Labels (`u32::MAX`: a cluster of its own) and weights (None: all 1) of new points.
@@ -225,10 +175,13 @@ impl PartitionKernel {
         x: PyReadonlyArray2<'py, f64>,
         n_jobs: usize,
     ) -> PyResult<(Bound<'py, PyArray2<u32>>, Option<Bound<'py, PyArray2<f64>>>)> {
-        let x = contiguous(&x)?;
-        let rule = &self.state.rule;
-        let a = self.pools.run(py, n_jobs, |pool| rule.assign(x, pool))?;
-        let m = self.state.kernel.n_partitions();
+        let rows = c_order(&x);
+        let (m, a) = self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            Ok((
+                model.kernel.n_partitions(),
+                model.assign(flat(&rows), call.pool)?,
+            ))
+        })?;
         let weights = match a.weights {
             Some(w) => Some(to_array2(m, a.n_points, w)?.into_pyarray(py)),
             None => None,
@@ -246,15 +199,15 @@ impl PartitionKernel {
         v: PyReadonlyArray2<'py, f64>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let k = v.as_array().ncols();
-        let v = contiguous(&v)?;
-        let kernel = &self.state.kernel;
-        let out = self.pools.run(py, n_jobs, |pool| {
-            let mut out = vec![0.0; kernel.n_points() * k];
-            kernel.matmul(v, k, &mut out, pool)?;
-            Ok(out)
+        let v = c_order(&v);
+        let k = v.ncols();
+        let (n, out) = self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            let n = model.kernel.n_points();
+            let mut out = vec![0.0; n * k];
+            model.kernel.matmul(flat(&v), k, &mut out, call.pool)?;
+            Ok((n, out))
         })?;
-        Ok(to_array2(self.n(), k, out)?.into_pyarray(py))
+        Ok(to_array2(n, k, out)?.into_pyarray(py))
     }
 
     /// `K̂(A, X) V` for assigned points A (labels, weights as returned by `assign`).
@@ -267,12 +220,13 @@ impl PartitionKernel {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let a = assignment(labels, weights);
-        let k = v.as_array().ncols();
-        let v = contiguous(&v)?;
-        let kernel = &self.state.kernel;
-        let out = self.pools.run(py, n_jobs, |pool| {
+        let v = c_order(&v);
+        let k = v.ncols();
+        let out = self.inner.read(py, n_jobs, Length::Short, |model, call| {
             let mut out = vec![0.0; a.n_points * k];
-            kernel.cross_matmul(&a, v, k, &mut out, pool)?;
+            model
+                .kernel
+                .cross_matmul(&a, flat(&v), k, &mut out, call.pool)?;
             Ok(out)
         })?;
         Ok(to_array2(a.n_points, k, out)?.into_pyarray(py))
@@ -287,66 +241,56 @@ impl PartitionKernel {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let a = assignment(labels, weights);
-        let kernel = &self.state.kernel;
-        let out = self.pools.run(py, n_jobs, |pool| {
-            let mut out = vec![0.0; kernel.n_points() * a.n_points];
-            kernel.cross_columns(&a, &mut out, pool)?;
-            Ok(out)
+        let (n, out) = self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            let n = model.kernel.n_points();
+            let mut out = vec![0.0; n * a.n_points];
+            model.kernel.cross_columns(&a, &mut out, call.pool)?;
+            Ok((n, out))
         })?;
-        Ok(to_array2(self.n(), a.n_points, out)?.into_pyarray(py))
+        Ok(to_array2(n, a.n_points, out)?.into_pyarray(py))
     }
 
     /// Reads every label once in parallel and returns their sum (the bandwidth yardstick).
     fn stream_labels(&self, py: Python<'_>, n_jobs: usize) -> PyResult<u64> {
-        let kernel = &self.state.kernel;
-        self.pools
-            .run(py, n_jobs, |pool| Ok(kernel.stream_labels(pool)))
+        self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            Ok(model.kernel.stream_labels(call.pool))
+        })
     }
 
     /// Nodes per Mondrian tree kept for assigning new points (empty for other samplers).
     fn tree_nodes<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        let nodes: Vec<u64> = match &self.state.rule {
+        let nodes: Vec<u64> = self.inner.peek(py, |model| match &model.rule {
             PartitionRule::Mondrian(rule) => rule.n_nodes().iter().map(|&n| n as u64).collect(),
             _ => Vec::new(),
-        };
+        });
         Array1::from(nodes).into_pyarray(py)
     }
 
     /// Depth at which each Random Forest partition cuts its tree (empty for other samplers).
     fn forest_depths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        let depths = match &self.state.rule {
+        let depths = self.inner.peek(py, |model| match &model.rule {
             PartitionRule::RandomForest(rule) => rule.depths.clone(),
             _ => Vec::new(),
-        };
+        });
         Array1::from(depths).into_pyarray(py)
     }
 
     /// Versioned bytes of the whole state.
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = serialize::to_bytes(&self.state).map_err(to_py_err)?;
-        Ok(PyBytes::new(py, &bytes))
+        pickle::to_py_bytes(py, &self.inner)
     }
 
     /// Inverse of `to_bytes`; corrupt or foreign bytes raise `ValueError`.
     #[staticmethod]
     fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        let state: State = serialize::from_bytes(bytes).map_err(to_py_err)?;
-        if !state.kernel.is_consistent() || !state.rule.is_consistent(&state.kernel) {
-            return Err(to_py_err(Error::Corrupt(
-                "inconsistent partition kernel".into(),
-            )));
-        }
-        Ok(Self::new(state.kernel, state.rule))
+        let inner = pickle::from_py_bytes(bytes, PartitionModel::is_consistent)?;
+        Ok(Self { inner })
     }
 
     fn __reduce__<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let restore = py
-            .import("mondrian_learn._core")?
-            .getattr("PartitionKernel")?
-            .getattr("from_bytes")?;
-        Ok((restore, (self.to_bytes(py)?,)))
+        pickle::reduce(py, "PartitionKernel", self.to_bytes(py)?)
     }
 }

@@ -3,38 +3,37 @@
 //! `from_bytes`.
 
 use super::error::to_py_err;
-use super::run::read;
+use super::run::Handle;
 use crate::error::Error;
 use crate::serialize;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde::{de::DeserializeOwned, Serialize};
-use std::sync::RwLock;
 
-/// The versioned bytes of the model behind `lock` (serialised with the GIL released).
+/// The versioned bytes of the model in `handle` (serialised with the GIL released).
 pub fn to_py_bytes<'py, T: Serialize + Send + Sync>(
     py: Python<'py>,
-    lock: &RwLock<T>,
+    handle: &Handle<T>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let bytes = py
-        .detach(|| serialize::to_bytes(&*read(lock)))
+    let bytes = handle
+        .peek(py, |model| serialize::to_bytes(model))
         .map_err(to_py_err)?;
     Ok(PyBytes::new(py, &bytes))
 }
 
-/// Reads `bytes` back; `is_consistent` must accept the result (corrupt or foreign bytes give
-/// `ValueError`, never a panic later).
-pub fn from_py_bytes<T: DeserializeOwned>(
+/// Reads `bytes` back into a handle; `is_consistent` must accept the model (corrupt or
+/// foreign bytes give `ValueError`, never a panic later).
+pub fn from_py_bytes<T: DeserializeOwned + Send + Sync>(
     bytes: &[u8],
     is_consistent: impl FnOnce(&T) -> bool,
-) -> PyResult<T> {
+) -> PyResult<Handle<T>> {
     let value: T = serialize::from_bytes(bytes).map_err(to_py_err)?;
     if !is_consistent(&value) {
         return Err(to_py_err(Error::Corrupt(
             "the stored model fails its consistency checks".into(),
         )));
     }
-    Ok(value)
+    Ok(Handle::new(value))
 }
 
 /// `(mondrian_learn._core.<class_name>.from_bytes, (bytes,))` for `__reduce__`.

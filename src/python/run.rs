@@ -1,34 +1,135 @@
-//! Runs core work with the GIL released on a local pool sized by `n_jobs`.
+//! The one crossing from Python into the core: every call releases the GIL, runs on a pool
+//! sized by `n_jobs`, keeps the exceptions Python code raised during it, and — for long
+//! calls — stops promptly on Ctrl-C.
+//!
+//! Fitted models sit in a [`Handle`]: behind a lock taken with the GIL released, so calls
+//! that only read a model (predictions) run concurrently and a call that changes it waits for
+//! them, instead of failing with a borrow error.
 
 use super::error::to_py_err;
-use crate::parallel::pool;
+use crate::error::{Error, Result};
+use crate::parallel::{pool, Interrupt};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use rayon::ThreadPool;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
-/// Shared access to a model behind a lock (a panic elsewhere cannot leave it half-updated
-/// in a way later calls would trip on: every update validates before it mutates).
-pub fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+/// How often a long call checks for Ctrl-C (and other signals) while the core works.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+
+/// What a call into the core gets: its pool, the flag that asks it to stop, and a slot for
+/// an exception raised by Python code it calls back (a progress callback).
+pub struct Call<'a> {
+    pub pool: &'a ThreadPool,
+    pub interrupt: &'a Interrupt,
+    raised: &'a Mutex<Option<PyErr>>,
+}
+
+impl Call<'_> {
+    /// Calls the Python callable `callback(*args)` with the GIL. If it raises, the work
+    /// stops and the exception reaches the caller as it was raised (`KeyboardInterrupt`
+    /// included), not as a string.
+    pub fn notify(&self, callback: &Option<Py<PyAny>>, args: &[usize]) -> Result<()> {
+        let Some(callback) = callback else {
+            return Ok(());
+        };
+        Python::attach(|py| {
+            let args = PyTuple::new(py, args)?;
+            callback.call1(py, args).map(|_| ())
+        })
+        .map_err(|e| {
+            *self.raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            Error::Interrupted("a Python callback raised an exception".into())
+        })
+    }
+}
+
+/// How long a call is expected to run: long calls poll for signals on this thread while a
+/// worker thread runs the core (a thread start costs tens of microseconds, nothing against a
+/// fit, too much for a one-point update).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    Short,
+    Long,
+}
+
+/// Releases the GIL and runs `work` on `pool`; see the module docs.
+pub fn run<T, F>(py: Python<'_>, pool: &ThreadPool, length: Length, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: for<'c> FnOnce(&Call<'c>) -> Result<T> + Send,
+{
+    let interrupt = Interrupt::default();
+    let raised = Mutex::new(None);
+    let call = Call {
+        pool,
+        interrupt: &interrupt,
+        raised: &raised,
+    };
+    let (outcome, signal) = match length {
+        Length::Short => (py.detach(|| work(&call)), None),
+        Length::Long => py.detach(|| watch_signals(work, &call)),
+    };
+    if let Some(e) = signal.or_else(|| raised.lock().unwrap_or_else(|p| p.into_inner()).take()) {
+        return Err(e);
+    }
+    outcome.map_err(to_py_err)
+}
+
+/// Runs `work` on a worker thread while this thread checks for signals; on one (Ctrl-C), asks
+/// the work to stop and returns the signal's exception beside the work's outcome.
+fn watch_signals<T, F>(work: F, call: &Call<'_>) -> (Result<T>, Option<PyErr>)
+where
+    T: Send,
+    F: for<'c> FnOnce(&Call<'c>) -> Result<T> + Send,
+{
+    let me = std::thread::current();
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let outcome = work(call);
+            me.unpark();
+            outcome
+        });
+        let mut signal = None;
+        while !worker.is_finished() {
+            std::thread::park_timeout(SIGNAL_POLL);
+            if signal.is_none() && !worker.is_finished() {
+                if let Err(e) = Python::attach(|py| py.check_signals()) {
+                    call.interrupt.request();
+                    signal = Some(e);
+                }
+            }
+        }
+        let outcome = worker.join().unwrap_or_else(|_| {
+            Err(Error::Interrupted(
+                "internal error: the core panicked (please report it)".into(),
+            ))
+        });
+        (outcome, signal)
+    })
+}
+
+/// Shared access to a model behind a lock (a panic elsewhere cannot leave it half-updated in
+/// a way later calls would trip on: every update validates before it mutates).
+fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Exclusive access to a model behind a lock. Take it only with the GIL released.
-pub fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+/// Exclusive access to a model behind a lock. Taken only with the GIL released.
+fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     lock.write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The pool a fitted model last used, kept so that many small calls (one-point
-/// `partial_fit`, say) do not spawn threads each time.
+/// The pool a model last used, kept so that many small calls (one-point `partial_fit`, say)
+/// do not start threads each time.
 #[derive(Default)]
 pub struct PoolCache(Mutex<Option<(usize, Arc<ThreadPool>)>>);
 
 impl PoolCache {
-    fn get(&self, n_jobs: usize) -> PyResult<Arc<ThreadPool>> {
-        let mut slot = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+    pub fn get(&self, n_jobs: usize) -> PyResult<Arc<ThreadPool>> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match &*slot {
             Some((n, p)) if *n == n_jobs => Ok(Arc::clone(p)),
             _ => {
@@ -38,14 +139,90 @@ impl PoolCache {
             }
         }
     }
+}
 
-    /// Releases the GIL and runs `work` on a pool of `n_jobs` threads.
-    pub fn run<T, F>(&self, py: Python<'_>, n_jobs: usize, work: F) -> PyResult<T>
+/// A fitted model held by Rust (module docs).
+pub struct Handle<T> {
+    model: RwLock<T>,
+    pools: PoolCache,
+}
+
+impl<T: Send + Sync> Handle<T> {
+    pub fn new(model: T) -> Self {
+        Self {
+            model: RwLock::new(model),
+            pools: PoolCache::default(),
+        }
+    }
+
+    /// Builds a model by `work` (a fit) and holds it, with the pool the fit used.
+    pub fn build<F>(py: Python<'_>, n_jobs: usize, length: Length, work: F) -> PyResult<Self>
     where
-        T: Send,
-        F: FnOnce(&ThreadPool) -> crate::error::Result<T> + Send,
+        F: for<'c> FnOnce(&Call<'c>) -> Result<T> + Send,
     {
-        let pool = self.get(n_jobs)?;
-        py.detach(|| work(&pool)).map_err(to_py_err)
+        let pools = PoolCache::default();
+        let pool = pools.get(n_jobs)?;
+        let model = run(py, &pool, length, work)?;
+        Ok(Self {
+            model: RwLock::new(model),
+            pools,
+        })
+    }
+
+    /// Runs `work` with shared access to the model.
+    pub fn read<R, F>(&self, py: Python<'_>, n_jobs: usize, length: Length, work: F) -> PyResult<R>
+    where
+        R: Send,
+        F: for<'c> FnOnce(&T, &Call<'c>) -> Result<R> + Send,
+    {
+        let pool = self.pools.get(n_jobs)?;
+        run(py, &pool, length, |call| work(&read(&self.model), call))
+    }
+
+    /// Runs `work` with exclusive access to the model (other calls wait).
+    pub fn write<R, F>(&self, py: Python<'_>, n_jobs: usize, length: Length, work: F) -> PyResult<R>
+    where
+        R: Send,
+        F: for<'c> FnOnce(&mut T, &Call<'c>) -> Result<R> + Send,
+    {
+        let pool = self.pools.get(n_jobs)?;
+        run(py, &pool, length, |call| {
+            work(&mut write(&self.model), call)
+        })
+    }
+
+    /// Shared access when `ready(model)` holds, after bringing it about with exclusive access
+    /// by `prepare` when it does not (a stale posterior recomputed before a prediction):
+    /// readers never see the model between an update and its preparation.
+    pub fn read_prepared<R, F>(
+        &self,
+        py: Python<'_>,
+        n_jobs: usize,
+        ready: impl Fn(&T) -> bool + Send + Sync,
+        prepare: impl Fn(&mut T, &ThreadPool) -> Result<()> + Send + Sync,
+        work: F,
+    ) -> PyResult<R>
+    where
+        R: Send,
+        F: for<'c> FnOnce(&T, &Call<'c>) -> Result<R> + Send,
+    {
+        let pool = self.pools.get(n_jobs)?;
+        run(py, &pool, Length::Short, |call| loop {
+            {
+                let model = read(&self.model);
+                if ready(&model) {
+                    return work(&model, call);
+                }
+            }
+            let mut model = write(&self.model);
+            if !ready(&model) {
+                prepare(&mut model, call.pool)?;
+            }
+        })
+    }
+
+    /// Runs `look` on the model with the GIL released (for small accessors).
+    pub fn peek<R: Send>(&self, py: Python<'_>, look: impl FnOnce(&T) -> R + Send) -> R {
+        py.detach(|| look(&read(&self.model)))
     }
 }

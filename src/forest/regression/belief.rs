@@ -1,0 +1,266 @@
+//! Exact Gaussian posterior over all node means of a tree (Lakshminarayanan, Roy & Teh,
+//! AISTATS 2016, §3.1–3.2) by belief propagation: one upward and one downward pass, linear in
+//! the number of nodes.
+//!
+//! Model: μ_root ~ N(μ_H, φ_root), μ_j ~ N(μ_parent(j), φ_j) with
+//! φ_j = γ₁ (σ(γ₂ τ_j) − σ(γ₂ τ_parent(j))), σ the logistic sigmoid, τ_parent(root) = 0 and
+//! τ_leaf = λ (σ(∞) = 1); a label in leaf j is N(μ_j, σ_y²).
+
+use super::prior::GaussianPrior;
+use crate::mondrian::{MondrianTree, NONE};
+use serde::{Deserialize, Serialize};
+
+/// A Gaussian as (mean, variance).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Gaussian {
+    pub mean: f64,
+    pub var: f64,
+}
+
+impl Gaussian {
+    /// The normalised product of two Gaussian densities.
+    /// A zero variance (a point mass, e.g. under lifetime 0) wins.
+    #[inline]
+    pub fn times(self, other: Gaussian) -> Gaussian {
+        if self.var <= 0.0 {
+            return self;
+        }
+        if other.var <= 0.0 {
+            return other;
+        }
+        let var = 1.0 / (1.0 / self.var + 1.0 / other.var);
+        Gaussian {
+            mean: var * (self.mean / self.var + other.mean / other.var),
+            var,
+        }
+    }
+
+    /// The same mean with `extra` more variance.
+    #[inline]
+    pub fn widen(self, extra: f64) -> Gaussian {
+        Gaussian {
+            mean: self.mean,
+            var: self.var + extra,
+        }
+    }
+}
+
+/// The two messages node j combines into its posterior, side by side (32 aligned bytes)
+/// because prediction reads both for the same random node.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[repr(C, align(32))]
+pub struct NodeMessages {
+    /// p(μ_parent(j) | labels outside j's subtree): the message j receives before its own
+    /// prior increment φ_j is added (a point mass at μ_H for the root, whose "parent" is the
+    /// fixed prior mean at time 0). Prediction needs it to place a new node between the
+    /// parent and j.
+    pub cavity: Gaussian,
+    /// Likelihood of μ_j from the labels in j's subtree (as a Gaussian in μ_j).
+    pub from_below: Gaussian,
+}
+
+/// Per node of one tree, the messages of belief propagation; the posterior of μ_j is
+/// [`TreePosterior::posterior`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TreePosterior {
+    pub messages: Vec<NodeMessages>,
+}
+
+impl TreePosterior {
+    /// Grows the per-node arrays to `n` nodes (new nodes start at zero Gaussians).
+    fn resize(&mut self, n: usize) {
+        self.messages.resize(n, NodeMessages::default());
+    }
+
+    /// p(μ_j | all labels) = (cavity widened by φ_j) × likelihood from below.
+    #[inline]
+    pub fn posterior(&self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> Gaussian {
+        let m = &self.messages[j as usize];
+        m.cavity
+            .widen(increment_of(tree, prior, j))
+            .times(m.from_below)
+    }
+
+    /// Node j's message to its parent: its likelihood from below widened by φ_j.
+    #[inline]
+    fn upward(&self, phi: &impl Fn(u32) -> f64, j: u32) -> Gaussian {
+        self.messages[j as usize].from_below.widen(phi(j))
+    }
+
+    /// Recomputes node j's likelihood from below from its leaf sum or its children.
+    #[inline]
+    fn update_from_below(
+        &mut self,
+        tree: &MondrianTree,
+        leaf_sum: &[f64],
+        noise_variance: f64,
+        phi: &impl Fn(u32) -> f64,
+        j: u32,
+    ) {
+        let ju = j as usize;
+        let cut = &tree.nodes[ju];
+        self.messages[ju].from_below = if cut.dim == NONE {
+            let count = tree.nodes[ju].n_samples.max(1) as f64;
+            Gaussian {
+                mean: leaf_sum[ju] / count,
+                var: noise_variance / count,
+            }
+        } else {
+            self.upward(phi, cut.left)
+                .times(self.upward(phi, cut.right))
+        };
+    }
+
+    /// Recomputes node j's cavity (message from above); its parent's cavity and its
+    /// sibling's likelihood from below must be current.
+    #[inline]
+    fn update_from_above(
+        &mut self,
+        tree: &MondrianTree,
+        prior_mean: f64,
+        phi: &impl Fn(u32) -> f64,
+        j: u32,
+    ) {
+        let ju = j as usize;
+        let cavity = match tree.parent[ju] {
+            NONE => Gaussian {
+                mean: prior_mean,
+                var: 0.0,
+            },
+            p => {
+                let cut = &tree.nodes[p as usize];
+                let sibling = if cut.left == j { cut.right } else { cut.left };
+                let parent_above = self.messages[p as usize].cavity.widen(phi(p));
+                parent_above.times(self.upward(phi, sibling))
+            }
+        };
+        self.messages[ju].cavity = cavity;
+    }
+}
+
+/// φ_j = γ₁ (σ(γ₂ τ_j) − σ(γ₂ τ_parent(j))).
+#[inline]
+fn increment_of(tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> f64 {
+    prior.increment(tree.tau_parent(j), tree.tau(j))
+}
+
+/// Belief propagation on `tree`, whose leaf `j` holds `nodes[j].n_samples` labels summing to
+/// `leaf_sum[j]`.
+pub fn tree_posterior(
+    tree: &MondrianTree,
+    leaf_sum: &[f64],
+    prior: &GaussianPrior,
+) -> TreePosterior {
+    let n = tree.n_nodes();
+    let mut out = TreePosterior::default();
+    out.resize(n);
+    if tree.root == NONE {
+        return out;
+    }
+    // Each φ_j once (each is read three times below, and costs three exponentials).
+    let increments: Vec<f64> = (0..n as u32)
+        .map(|j| increment_of(tree, prior, j))
+        .collect();
+    let phi = |j: u32| increments[j as usize];
+    let noise = prior.noise_variance;
+    // Batch-grown trees number every parent before its children: then id order is a
+    // pre-order and both passes stream through memory. Online updates insert parents after
+    // their children; such trees are walked in an explicit pre-order.
+    let ids_are_preorder = tree.root == 0
+        && tree
+            .parent
+            .iter()
+            .enumerate()
+            .all(|(j, &p)| p == NONE || (p as usize) < j);
+    if ids_are_preorder {
+        for j in (0..n as u32).rev() {
+            out.update_from_below(tree, leaf_sum, noise, &phi, j);
+        }
+        for j in 0..n as u32 {
+            out.update_from_above(tree, prior.mean, &phi, j);
+        }
+        return out;
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut stack = vec![tree.root];
+    while let Some(j) = stack.pop() {
+        order.push(j);
+        let cut = &tree.nodes[j as usize];
+        if cut.dim != NONE {
+            stack.push(cut.right);
+            stack.push(cut.left);
+        }
+    }
+    // Upward: likelihood from below, children first; then downward, parents first.
+    for &j in order.iter().rev() {
+        out.update_from_below(tree, leaf_sum, noise, &phi, j);
+    }
+    for &j in &order {
+        out.update_from_above(tree, prior.mean, &phi, j);
+    }
+    out
+}
+
+/// The fast online update (AISTATS 2016, §5.3: O(depth) per new point): after the leaves
+/// `changed` received points (or were created), recomputes the likelihood from below of
+/// every node on their paths to the root — exact, since no other subtree's data changed —
+/// and then, top-down along the same paths, their cavities and posteriors. Nodes off these
+/// paths keep the messages from above of the last full pass (that is the approximation: their
+/// ancestors' posteriors moved a little). Returns false, doing nothing, when the paths hold
+/// more nodes than the tree (a full pass is then cheaper).
+pub fn update_paths(
+    tree: &MondrianTree,
+    leaf_sum: &[f64],
+    prior: &GaussianPrior,
+    changed: &[u32],
+    out: &mut TreePosterior,
+    path_buffer: &mut Vec<u32>,
+) -> bool {
+    let n = tree.n_nodes();
+    path_buffer.clear();
+    // All paths, each listed leaf first, separated by NONE.
+    for &leaf in changed {
+        let mut j = leaf;
+        while j != NONE {
+            path_buffer.push(j);
+            if path_buffer.len() > n {
+                return false;
+            }
+            j = tree.parent[j as usize];
+        }
+        path_buffer.push(NONE);
+    }
+    out.resize(n);
+    // Each path bottom-up in turn: a node's last recomputation comes after every changed
+    // descendant's (they share that last path and sit below it).
+    let phi = |j: u32| increment_of(tree, prior, j);
+    for &j in path_buffer.iter().filter(|&&j| j != NONE) {
+        out.update_from_below(tree, leaf_sum, prior.noise_variance, &phi, j);
+    }
+    // Then each path top-down: parents first, siblings' likelihoods already final.
+    for path in path_buffer.split(|&j| j == NONE) {
+        for &j in path.iter().rev() {
+            out.update_from_above(tree, prior.mean, &phi, j);
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn point_masses_win_products() {
+        let point = Gaussian {
+            mean: 3.0,
+            var: 0.0,
+        };
+        let wide = Gaussian {
+            mean: 0.0,
+            var: 1.0,
+        };
+        assert_eq!(point.times(wide), point);
+        assert_eq!(wide.times(point), point);
+    }
+}

@@ -1,0 +1,192 @@
+//! Mondrian forest regression with the hierarchical Gaussian prior of Lakshminarayanan, Roy &
+//! Teh (AISTATS 2016): the prior and its hyper-parameters ([`prior`]), the exact posterior of
+//! every node mean by belief propagation ([`belief`]), and the branch-off mixture predictive
+//! ([`predictive`], [`mixture`]). Online updates are in [`online`].
+//!
+//! Leaves keep Σy ([`leaf_stats`]); after an online step only the leaves whose points changed
+//! are summed again. The posterior then follows the [`PosteriorMode`]: recomputed exactly
+//! (lazily, at the next prediction) or updated along the new points' paths.
+
+pub mod belief;
+pub mod leaf_stats;
+pub mod mixture;
+pub mod online;
+pub mod predictive;
+pub mod prior;
+
+use super::MondrianForest;
+use crate::error::{Error, Result};
+use crate::mondrian::policy::PureMondrian;
+use crate::parallel::Interrupt;
+use belief::{tree_posterior, Gaussian, TreePosterior};
+use leaf_stats::LeafStats;
+use ndarray::{ArrayView1, ArrayView2};
+pub use online::PosteriorMode;
+use prior::{heuristic_prior, GaussianPrior, PriorOverrides, TargetStats};
+use rayon::prelude::*;
+use rayon::ThreadPool;
+use serde::{Deserialize, Serialize};
+
+/// The split policy of the regression trees: label-blind Mondrian cuts.
+const POLICY: PureMondrian = PureMondrian;
+
+/// A forest plus the targets of its points and each leaf's prediction.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ForestRegressor {
+    pub forest: MondrianForest,
+    y: Vec<f64>,
+    target_stats: TargetStats,
+    /// Per tree, per leaf: Σy and Σ(y − ȳ)² over its points (0 for internal nodes).
+    leaf_stats: Vec<LeafStats>,
+    /// Hyper-parameters fixed by the caller (`None`: the heuristic).
+    pub overrides: PriorOverrides,
+    pub mode: PosteriorMode,
+    /// The prior in use (`None` while the posterior is stale).
+    prior: Option<GaussianPrior>,
+    posteriors: Vec<TreePosterior>,
+    /// Number of points at the last full posterior pass.
+    rows_at_full_pass: usize,
+}
+
+impl ForestRegressor {
+    /// Wraps an empty forest.
+    pub fn new(forest: MondrianForest) -> Self {
+        Self {
+            forest,
+            y: Vec::new(),
+            target_stats: TargetStats::default(),
+            leaf_stats: Vec::new(),
+            overrides: PriorOverrides::default(),
+            mode: PosteriorMode::default(),
+            prior: None,
+            posteriors: Vec::new(),
+            rows_at_full_pass: 0,
+        }
+    }
+
+    /// Batch fit: stores the points and samples `n_trees` trees in slices of `slice` trees,
+    /// calling `progress(done)` after each slice (an error from it, or `interrupt`, stops the
+    /// fit).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit(
+        &mut self,
+        x: &ArrayView2<f64>,
+        y: &ArrayView1<f64>,
+        n_trees: usize,
+        slice: usize,
+        pool: &ThreadPool,
+        interrupt: &Interrupt,
+        progress: impl FnMut(usize) -> Result<()>,
+    ) -> Result<()> {
+        check_targets(x, y)?;
+        if !self.y.is_empty() {
+            return Err(Error::InvalidInput("fit needs a fresh model".into()));
+        }
+        let stats = TargetStats::default().with(y.iter().copied())?;
+        self.forest.add_points(x)?;
+        self.target_stats = stats;
+        self.y.extend(y.iter());
+        self.forest
+            .grow_to(n_trees, slice, &POLICY, pool, interrupt, progress)?;
+        let all_leaves: Vec<Vec<u32>> = (self.forest.trees.iter())
+            .map(|t| (0..t.n_nodes() as u32).filter(|&j| t.is_leaf(j)).collect())
+            .collect();
+        self.refresh_leaf_stats(&all_leaves, pool);
+        self.refresh_posterior(pool)
+    }
+
+    /// Whether the posterior matches the data (false after `partial_fit` in exact mode until
+    /// `ensure_posterior`).
+    pub fn posterior_is_fresh(&self) -> bool {
+        self.prior.is_some()
+    }
+
+    /// Recomputes the prior and the exact posterior of every tree if an update made them stale.
+    pub fn ensure_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
+        if self.prior.is_none() {
+            self.refresh_posterior(pool)?;
+        }
+        Ok(())
+    }
+
+    /// The prior in use (an error while the posterior is stale: see `ensure_posterior`).
+    pub fn prior(&self) -> Result<GaussianPrior> {
+        self.prior.ok_or_else(|| {
+            Error::InvalidInput("the posterior is stale or missing: call ensure_posterior".into())
+        })
+    }
+
+    /// p(μ_j | data) for every node j of tree `index`.
+    pub fn node_posteriors(&self, index: usize) -> Result<Vec<Gaussian>> {
+        let prior = self.prior()?;
+        let (Some(tree), Some(post)) = (self.forest.trees.get(index), self.posteriors.get(index))
+        else {
+            return Err(Error::InvalidInput(format!(
+                "tree index {index} out of range for {} trees",
+                self.posteriors.len()
+            )));
+        };
+        Ok((0..tree.n_nodes() as u32)
+            .map(|j| post.posterior(tree, &prior, j))
+            .collect())
+    }
+
+    /// Recomputes the prior and every tree's posterior.
+    fn refresh_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
+        let prior = heuristic_prior(
+            &self.target_stats,
+            self.forest.n_features,
+            &self.overrides,
+            |var| self.within_leaf_variance(var),
+        )?;
+        let (trees, stats) = (&self.forest.trees, &self.leaf_stats);
+        self.posteriors = pool.install(|| {
+            trees
+                .par_iter()
+                .zip(stats.par_iter())
+                .map(|(tree, stats)| tree_posterior(tree, &stats.sum, &prior))
+                .collect()
+        });
+        self.prior = Some(prior);
+        self.rows_at_full_pass = self.forest.n_rows();
+        Ok(())
+    }
+
+    /// Checks a deserialised model.
+    pub fn is_consistent(&self) -> bool {
+        let n_nodes = |t: usize| self.forest.trees[t].n_nodes();
+        self.forest.is_consistent()
+            && self.y.len() == self.forest.n_rows()
+            && self.y.iter().all(|v| v.is_finite())
+            && self.target_stats.is_consistent(self.y.len())
+            && self.overrides.is_valid()
+            && self.prior.is_none_or(|p| {
+                GaussianPrior::new(p.mean, p.gamma1, p.gamma2, p.noise_variance).is_ok()
+            })
+            && self.leaf_stats.len() == self.forest.trees.len()
+            && (self.prior.is_none()
+                || (self.posteriors.len() == self.forest.trees.len()
+                    && (self.posteriors.iter().enumerate())
+                        .all(|(t, p)| p.messages.len() == n_nodes(t))))
+            && (self.leaf_stats.iter().enumerate())
+                .all(|(t, v)| v.sum.len() == n_nodes(t) && v.centred_squares.len() == n_nodes(t))
+    }
+}
+
+/// Errors unless `x` has rows, one finite target each.
+pub(crate) fn check_targets(x: &ArrayView2<f64>, y: &ArrayView1<f64>) -> Result<()> {
+    if x.nrows() != y.len() {
+        return Err(Error::InvalidInput(format!(
+            "X has {} rows but y has {} values",
+            x.nrows(),
+            y.len()
+        )));
+    }
+    if x.nrows() == 0 {
+        return Err(Error::InvalidInput("X has no rows".into()));
+    }
+    if y.iter().any(|v| !v.is_finite()) {
+        return Err(Error::InvalidInput("y contains NaN or infinity".into()));
+    }
+    Ok(())
+}

@@ -1,0 +1,357 @@
+//! The lifetime path (Balog et al., UAI 2016 §4; Balog's report §4.2, appendix D): sweep λ
+//! from 0 to Λ through every cut of every tree in birth-time order. At λ = 0 each tree is one
+//! cell (Φ is N × M with every entry 1/√M); each cut replaces one feature column by its two
+//! children ([`sweep`]). The ridge solution follows in O(C²) per cut ([`solver`]), and at
+//! each checkpoint ([`evaluate`]) the path records training and validation error
+//! ([`held_out`]) and the log marginal likelihood (`ridge.rs`) at a cost of one back
+//! substitution plus O((N + N_val) M).
+//!
+//! A checkpoint after the k-th cut describes the model on [τ_k, τ_{k+1}); it is evaluated at
+//! λ = τ_k (or at the requested λ), which is what the validation points' stay probabilities use.
+
+pub mod columns;
+pub mod evaluate;
+pub mod events;
+pub mod held_out;
+pub mod solver;
+pub mod sweep;
+
+use super::ridge::check_targets;
+use crate::error::{Error, Result};
+use crate::forest::MondrianForest;
+use crate::parallel::Interrupt;
+use events::{cuts_in_birth_order, CutEvent};
+use held_out::ValidationPaths;
+use ndarray::{ArrayView1, ArrayView2};
+use rayon::ThreadPool;
+pub use solver::SolverUsed;
+use sweep::Sweep;
+
+/// Which solver the path uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SolverChoice {
+    /// Cholesky while C ≤ `max_dense_features`, then the gradient route.
+    Auto,
+    Cholesky,
+    Inverse,
+    Gradient,
+}
+
+/// Settings of the path.
+#[derive(Debug, Clone)]
+pub struct PathOptions {
+    pub alpha: f64,
+    pub solver: SolverChoice,
+    pub max_dense_features: usize,
+    /// Conjugate gradients stop when ‖Φᵀy − Aw‖ ≤ tol · ‖Φᵀy‖ or after `gradient_max_iter`.
+    pub gradient_tol: f64,
+    pub gradient_max_iter: usize,
+    /// Keep every checkpoint's weights (tests and small problems).
+    pub record_weights: bool,
+}
+
+/// Where the path stops to evaluate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Checkpoints {
+    /// At λ = 0 and after every cut.
+    EveryCut,
+    /// At λ = 0 and after about every (n_cuts / k)-th cut, k checkpoints in all after λ = 0.
+    Count(usize),
+    /// At these lifetimes.
+    Lifetimes(Vec<f64>),
+}
+
+/// One evaluated point of the path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathPoint {
+    pub lifetime: f64,
+    pub n_cuts: usize,
+    pub n_features: usize,
+    pub train_mse: f64,
+    /// NaN without validation data.
+    pub validation_mse: f64,
+    /// NaN for the gradient route (it has no determinant).
+    pub log_evidence: f64,
+    pub log_det: f64,
+    pub solver: SolverUsed,
+    pub cg_iterations: usize,
+    /// The weights in the column order of the features at this lifetime (tree, then node).
+    pub weights: Option<Vec<f64>>,
+}
+
+/// (number of cuts applied, lifetime) at each checkpoint, in order.
+fn checkpoint_plan(
+    events: &[CutEvent],
+    checkpoints: &Checkpoints,
+    max_lifetime: f64,
+) -> Result<Vec<(usize, f64)>> {
+    let e = events.len();
+    let time = |k: usize| if k == 0 { 0.0 } else { events[k - 1].time };
+    Ok(match checkpoints {
+        Checkpoints::EveryCut => (0..=e).map(|k| (k, time(k))).collect(),
+        Checkpoints::Count(count) => {
+            let mut plan = vec![(0, 0.0)];
+            for i in 1..=(*count).max(1) {
+                let k = (i * e).div_ceil((*count).max(1));
+                if k > plan.last().map_or(0, |p| p.0) {
+                    plan.push((k, time(k)));
+                }
+            }
+            plan
+        }
+        Checkpoints::Lifetimes(lifetimes) => {
+            if lifetimes.iter().any(|l| !(*l >= 0.0 && *l <= max_lifetime)) {
+                return Err(Error::InvalidParameter {
+                    name: "lifetimes",
+                    reason: format!("must lie in [0, max_lifetime = {max_lifetime}]"),
+                });
+            }
+            let mut sorted = lifetimes.clone();
+            sorted.sort_by(f64::total_cmp);
+            sorted
+                .into_iter()
+                .map(|l| (events.partition_point(|ev| ev.time <= l), l))
+                .collect()
+        }
+    })
+}
+
+impl SolverChoice {
+    /// The choice called `name`: "auto", "cholesky", "inverse" or "gradient".
+    pub fn named(name: &str) -> Result<Self> {
+        Ok(match name {
+            "auto" => Self::Auto,
+            "cholesky" => Self::Cholesky,
+            "inverse" => Self::Inverse,
+            "gradient" => Self::Gradient,
+            other => {
+                return Err(Error::InvalidParameter {
+                    name: "solver",
+                    reason: format!(
+                        "must be 'auto', 'cholesky', 'inverse' or 'gradient', got {other:?}"
+                    ),
+                })
+            }
+        })
+    }
+}
+
+impl PathOptions {
+    /// Whether `c` columns are solved by a dense factor.
+    fn is_dense(&self, c: usize) -> bool {
+        match self.solver {
+            SolverChoice::Auto => c <= self.max_dense_features,
+            SolverChoice::Cholesky | SolverChoice::Inverse => true,
+            SolverChoice::Gradient => false,
+        }
+    }
+}
+
+/// Runs the path on `forest` (trees sampled on the training points with lifetime ≥
+/// `max_lifetime`) with training targets `y` and optional validation data, calling
+/// `progress(cuts_done, n_cuts)` at each checkpoint; `interrupt` stops it between cuts.
+#[allow(clippy::too_many_arguments)]
+pub fn lifetime_path(
+    forest: &MondrianForest,
+    y: &ArrayView1<f64>,
+    validation: Option<(&ArrayView2<f64>, &ArrayView1<f64>)>,
+    max_lifetime: f64,
+    checkpoints: &Checkpoints,
+    options: &PathOptions,
+    pool: &ThreadPool,
+    interrupt: &Interrupt,
+    mut progress: impl FnMut(usize, usize) -> Result<()>,
+) -> Result<Vec<PathPoint>> {
+    forest.check_fitted()?;
+    check_targets(y, forest.n_rows())?;
+    if !(max_lifetime >= 0.0 && max_lifetime <= forest.params.lifetime) {
+        return Err(Error::InvalidParameter {
+            name: "max_lifetime",
+            reason: format!(
+                "must lie in [0, {}] (the trees' lifetime), got {max_lifetime}",
+                forest.params.lifetime
+            ),
+        });
+    }
+    let trees = &forest.trees;
+    let mut validation = match validation {
+        Some((x, yv)) => {
+            forest.check_points(x)?;
+            check_targets(yv, x.nrows())?;
+            let x = x.as_standard_layout();
+            let flat = x.as_slice().unwrap_or(&[]);
+            Some(ValidationPaths::new(
+                trees,
+                flat,
+                forest.n_features,
+                &yv.to_vec(),
+            ))
+        }
+        None => None,
+    };
+    let events = cuts_in_birth_order(trees, max_lifetime);
+    let plan = checkpoint_plan(&events, checkpoints, max_lifetime)?;
+    let last_cut = plan.last().map_or(0, |p| p.0);
+    let mean = y.sum() / forest.n_rows() as f64;
+    let yc: Vec<f64> = y.iter().map(|v| v - mean).collect();
+    let mut sweep = Sweep::new(trees, yc, last_cut, options)?;
+    let mut points = Vec::with_capacity(plan.len());
+    let mut weights: Vec<f64> = Vec::new();
+    let mut plan_at = 0;
+    for k in 0..=last_cut {
+        if k > 0 {
+            interrupt.check()?;
+            sweep.cut(events[k - 1])?;
+        }
+        while plan_at < plan.len() && plan[plan_at].0 == k {
+            let lifetime = plan[plan_at].1;
+            let point = sweep.evaluate(&mut weights, pool)?;
+            let validation_mse = match validation.as_mut() {
+                Some(v) => {
+                    let pred =
+                        v.predict(lifetime, mean, |t, node| weights[sweep.position(t, node)]);
+                    pred.iter()
+                        .zip(&v.y)
+                        .map(|(p, y)| (p - y).powi(2))
+                        .sum::<f64>()
+                        / v.len().max(1) as f64
+                }
+                None => f64::NAN,
+            };
+            let recorded = options
+                .record_weights
+                .then(|| sweep.weights_by_feature(&weights));
+            points.push(PathPoint {
+                lifetime,
+                n_cuts: k,
+                validation_mse,
+                weights: recorded,
+                ..point
+            });
+            plan_at += 1;
+            progress(k, last_cut)?;
+        }
+    }
+    Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ridge::KernelRidge;
+    use crate::parallel::pool;
+    use crate::testing::{assert_rel, kernel_forest, regression_data};
+
+    fn options(solver: SolverChoice) -> PathOptions {
+        PathOptions {
+            alpha: 1e-2,
+            solver,
+            max_dense_features: 10_000,
+            gradient_tol: 1e-12,
+            gradient_max_iter: 10_000,
+            record_weights: true,
+        }
+    }
+
+    #[test]
+    fn every_path_step_equals_a_fit_from_scratch() {
+        let (x, y) = regression_data(70, 3, 2);
+        let (xv, yv) = regression_data(30, 3, 3);
+        let xv = xv.mapv(|v| 1.3 * v - 0.15); // some validation points outside the box
+        let p = pool(1).expect("pool");
+        let max_lifetime = 4.0;
+        let f = kernel_forest(&x, 3, max_lifetime, 11);
+        let mut runs = Vec::new();
+        for solver in [SolverChoice::Cholesky, SolverChoice::Inverse] {
+            let path = lifetime_path(
+                &f,
+                &y.view(),
+                Some((&xv.view(), &yv.view())),
+                max_lifetime,
+                &Checkpoints::EveryCut,
+                &options(solver),
+                &p,
+                &Interrupt::default(),
+                |_, _| Ok(()),
+            )
+            .expect("path");
+            assert!(path.len() > 20, "only {} steps", path.len());
+            for point in &path {
+                let fresh =
+                    KernelRidge::from_forest(f.clone(), point.lifetime, 1e-2, &y.view(), &p)
+                        .expect("fit");
+                assert_eq!(point.n_features, fresh.n_columns());
+                let w = point.weights.as_ref().expect("recorded");
+                assert_rel(w, fresh.weights().0, 1e-8);
+                assert!(
+                    (point.log_det - fresh.log_det()).abs()
+                        <= 1e-8 * fresh.log_det().abs().max(1.0)
+                );
+                let evidence = fresh.log_marginal_likelihood();
+                assert!((point.log_evidence - evidence).abs() <= 1e-8 * evidence.abs());
+                let pred_v = fresh.predict(&xv.view(), &p).expect("predict");
+                let mse_v = (&pred_v - &yv).mapv(|e| e * e).mean().expect("rows");
+                assert!((point.validation_mse - mse_v).abs() <= 1e-8 * mse_v);
+                let pred_t = fresh.predict(&x.view(), &p).expect("predict");
+                let mse_t = (&pred_t - &y).mapv(|e| e * e).mean().expect("rows");
+                assert!((point.train_mse - mse_t).abs() <= 1e-8 * mse_t.max(1e-12));
+            }
+            runs.push(path);
+        }
+        for (a, b) in runs[0].iter().zip(&runs[1]) {
+            assert_eq!(a.solver, SolverUsed::Cholesky);
+            assert_eq!(b.solver, SolverUsed::Inverse);
+            assert_rel(
+                b.weights.as_ref().expect("w"),
+                a.weights.as_ref().expect("w"),
+                1e-8,
+            );
+        }
+    }
+
+    #[test]
+    fn gradient_route_reaches_the_exact_weights_and_auto_switches() {
+        let (x, y) = regression_data(60, 2, 4);
+        let f = kernel_forest(&x, 3, 3.0, 5);
+        let run = |opts: &PathOptions| {
+            lifetime_path(
+                &f,
+                &y.view(),
+                None,
+                3.0,
+                &Checkpoints::Count(6),
+                opts,
+                &pool(1).expect("pool"),
+                &Interrupt::default(),
+                |_, _| Ok(()),
+            )
+            .expect("path")
+        };
+        let exact = run(&options(SolverChoice::Cholesky));
+        let gradient = run(&options(SolverChoice::Gradient));
+        let mut auto = options(SolverChoice::Auto);
+        auto.max_dense_features = exact[3].n_features;
+        let switched = run(&auto);
+        for ((e, g), s) in exact.iter().zip(&gradient).zip(&switched) {
+            assert_eq!(g.solver, SolverUsed::Gradient);
+            assert_rel(
+                g.weights.as_ref().expect("w"),
+                e.weights.as_ref().expect("w"),
+                1e-6,
+            );
+            let expected = if e.n_features <= auto.max_dense_features {
+                SolverUsed::Cholesky
+            } else {
+                SolverUsed::Gradient
+            };
+            assert_eq!(s.solver, expected);
+            assert_rel(
+                s.weights.as_ref().expect("w"),
+                e.weights.as_ref().expect("w"),
+                1e-6,
+            );
+            assert!(g.log_evidence.is_nan());
+        }
+        assert!(switched.iter().any(|s| s.solver == SolverUsed::Gradient));
+    }
+}

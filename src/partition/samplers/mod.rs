@@ -1,0 +1,132 @@
+//! Distributions over partitions (Davies & Ghahramani 2014, §4): each sampler draws `m`
+//! partitions of the training points and keeps the rule that places new points in them.
+//! Every rule places one point in one partition ([`AssignRule::place`]); one loop applies it
+//! to every point and partition.
+
+pub mod fast_cluster;
+pub mod mondrian;
+pub mod random_forest;
+
+use super::kernel::{Assignment, PartitionKernel, FRESH};
+use crate::error::{Error, Result};
+use crate::mondrian::route::RouteScratch;
+use rayon::prelude::*;
+use rayon::ThreadPool;
+use serde::{Deserialize, Serialize};
+
+/// How a sampler places new points in its partitions.
+pub trait AssignRule: Sync {
+    /// Number of features the rule routes on.
+    fn n_features(&self) -> usize;
+
+    /// Number of partitions.
+    fn n_partitions(&self) -> usize;
+
+    /// Whether points get a weight (the probability that they share their cluster).
+    fn weighted(&self) -> bool {
+        false
+    }
+
+    /// The cluster of `row` in partition `rho` ([`FRESH`]: a cluster of its own) and its
+    /// weight (1 for unweighted rules).
+    fn place(&self, rho: usize, row: &[f64], scratch: &mut RouteScratch) -> (u32, f64);
+
+    /// Structural checks of a deserialised rule against its kernel.
+    fn is_consistent(&self, kernel: &PartitionKernel) -> bool;
+}
+
+/// The rule of each sampler.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum PartitionRule {
+    Mondrian(mondrian::MondrianRule),
+    RandomForest(random_forest::ForestRule),
+    FastCluster(fast_cluster::FastClusterRule),
+    /// Labels came from outside (e.g. a Python program); so do new points' labels.
+    External,
+}
+
+impl PartitionRule {
+    fn rule(&self) -> Option<&dyn AssignRule> {
+        match self {
+            Self::Mondrian(rule) => Some(rule),
+            Self::RandomForest(rule) => Some(rule),
+            Self::FastCluster(rule) => Some(rule),
+            Self::External => None,
+        }
+    }
+
+    /// Labels (and weights) of the rows of `x` (row-major) in every partition, in parallel
+    /// over partitions.
+    pub fn assign(&self, x: &[f64], pool: &ThreadPool) -> Result<Assignment> {
+        let rule = self.rule().ok_or_else(|| {
+            Error::InvalidInput(
+                "partitions given as labels assign new points outside the core".into(),
+            )
+        })?;
+        let na = check_rows(x, rule.n_features())?;
+        let d = rule.n_features();
+        let m = rule.n_partitions();
+        let mut labels = vec![FRESH; m * na];
+        let mut weights = vec![0.0; if rule.weighted() { m * na } else { 0 }];
+        let place_all = |rho: usize, labels: &mut [u32], mut weights: Option<&mut [f64]>| {
+            let mut scratch = RouteScratch::default();
+            for (i, row) in x.chunks_exact(d).enumerate() {
+                let (label, weight) = rule.place(rho, row, &mut scratch);
+                labels[i] = label;
+                if let Some(w) = weights.as_deref_mut() {
+                    w[i] = weight;
+                }
+            }
+        };
+        if na > 0 {
+            pool.install(|| {
+                if rule.weighted() {
+                    (labels.par_chunks_mut(na).zip(weights.par_chunks_mut(na)))
+                        .enumerate()
+                        .for_each(|(rho, (l, w))| place_all(rho, l, Some(w)));
+                } else {
+                    (labels.par_chunks_mut(na).enumerate())
+                        .for_each(|(rho, l)| place_all(rho, l, None));
+                }
+            });
+        }
+        Ok(Assignment {
+            n_points: na,
+            labels,
+            weights: rule.weighted().then_some(weights),
+        })
+    }
+
+    /// Number of features the rule routes on (None for external labels).
+    pub fn n_features(&self) -> Option<usize> {
+        self.rule().map(AssignRule::n_features)
+    }
+
+    /// Structural checks of a deserialised rule against its kernel.
+    pub fn is_consistent(&self, kernel: &PartitionKernel) -> bool {
+        self.rule().is_none_or(|rule| {
+            rule.n_partitions() == kernel.n_partitions() && rule.is_consistent(kernel)
+        })
+    }
+}
+
+/// Checks that `x` holds finite rows of `n_features` values and returns their number.
+pub fn check_rows(x: &[f64], n_features: usize) -> Result<usize> {
+    if n_features == 0 || !x.len().is_multiple_of(n_features) {
+        return Err(Error::InvalidInput(format!(
+            "expected rows of {n_features} features, got {} values",
+            x.len()
+        )));
+    }
+    if x.iter().any(|v| !v.is_finite()) {
+        return Err(Error::InvalidInput("X contains NaN or infinity".into()));
+    }
+    let n = x.len() / n_features;
+    if n >= u32::MAX as usize {
+        return Err(Error::InvalidInput(format!(
+            "at most {} points are supported",
+            u32::MAX - 1
+        )));
+    }
+    Ok(n)
+}
