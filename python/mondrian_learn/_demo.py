@@ -111,7 +111,9 @@ def _uncertainty_plot(path: Path, seed: int) -> None:
     y = np.sin(2 * np.pi * x) + rng.normal(scale=0.15, size=x.size)
     grid = np.linspace(-0.75, 1.75, 600)
     X, G = x[:, None], grid[:, None]
-    mondrian = MondrianForestRegressor(n_estimators=50, random_state=seed, noise_variance="within_leaf")
+    mondrian = MondrianForestRegressor(
+        n_estimators=50, random_state=seed, noise_variance="within_leaf"
+    )
     mean, std = mondrian.fit(X, y).predict(G, return_std=True)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4), sharey=True)
     panels = [("Mondrian forest (posterior predictive)", mean, std)]

@@ -182,7 +182,9 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
             optional(self.prior_mean),
             optional(self.gamma1),
             optional(self.gamma2),
-            self.noise_variance if isinstance(self.noise_variance, str) else optional(self.noise_variance),
+            self.noise_variance
+            if isinstance(self.noise_variance, str)
+            else optional(self.noise_variance),
             self.posterior,
             bool(self.scale_features),
         )
@@ -322,7 +324,8 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
 
     @property
     def prior_(self) -> dict[str, float]:
-        """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``, ``noise_variance``."""
+        """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``,
+        ``noise_variance``."""
         check_is_fitted(self)
         return dict(self.forest_.prior(resolve_n_jobs(self.n_jobs)))
 

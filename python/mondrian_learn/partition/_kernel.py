@@ -260,7 +260,10 @@ default="mondrian"
         check_is_fitted(self)
         B, vector = as_block(B, self.n_points_, "B")
         max_iter = check_positive_int(max_iter, "max_iter")
-        for name, value in (("noise_variance", noise_variance), ("signal_variance", signal_variance)):
+        for name, value in (
+            ("noise_variance", noise_variance),
+            ("signal_variance", signal_variance),
+        ):
             if not isinstance(value, numbers.Real) or not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         if not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol > 0):
