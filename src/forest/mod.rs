@@ -8,6 +8,7 @@
 //! parallel on a local pool, and every reduction over trees runs in tree order, so results do
 //! not depend on the number of threads.
 
+pub mod data;
 pub mod input_map;
 pub mod regression;
 
@@ -17,7 +18,7 @@ use crate::mondrian::policy::SplitPolicy;
 use crate::mondrian::route::warm_paths;
 use crate::mondrian::sample::{sample_tree, Growth, SampleScratch};
 use crate::mondrian::{MondrianTree, TreeParams};
-use crate::parallel::{for_each_row_block, is_small, Interrupt};
+use crate::parallel::{is_small, Interrupt};
 use crate::rng::tree_rng;
 use input_map::InputMap;
 use ndarray::{Array2, ArrayView2};
@@ -69,96 +70,6 @@ impl MondrianForest {
     /// The input map in use (`None` before the first points, or when inputs are raw).
     pub fn input_map(&self) -> Option<&InputMap> {
         self.input_map.as_ref()
-    }
-
-    /// Number of training points stored.
-    pub fn n_rows(&self) -> usize {
-        self.x.len() / self.n_features
-    }
-
-    /// The stored training points, row-major.
-    pub fn points(&self) -> &[f64] {
-        &self.x
-    }
-
-    /// Checks that `x` has this forest's width and only finite values, also once mapped.
-    pub fn check_points(&self, x: &ArrayView2<f64>) -> Result<()> {
-        if x.ncols() != self.n_features {
-            return Err(Error::InvalidInput(format!(
-                "X has {} features, but the forest was fitted with {}",
-                x.ncols(),
-                self.n_features
-            )));
-        }
-        if x.iter().any(|v| !v.is_finite()) {
-            return Err(Error::InvalidInput("X contains NaN or infinity".into()));
-        }
-        if let Some(map) = &self.input_map {
-            map.check(x.as_standard_layout().as_slice().unwrap_or(&[]))?;
-        }
-        Ok(())
-    }
-
-    /// Calls `work(first_row, out_block, rows_block)` on blocks of the rows of `x` (in this
-    /// forest's coordinates) in parallel, after checking them; `out` holds `out_width` values
-    /// per row. See [`for_each_row_block`].
-    pub fn for_each_query_block<T: Send>(
-        &self,
-        x: &ArrayView2<f64>,
-        pool: &ThreadPool,
-        out: &mut [T],
-        out_width: usize,
-        work: impl Fn(usize, &mut [T], &[f64]) + Sync,
-    ) -> Result<()> {
-        self.check_points(x)?;
-        self.check_fitted()?;
-        let x = x.as_standard_layout();
-        let flat = x.as_slice().unwrap_or(&[]);
-        let d = self.n_features;
-        for_each_row_block(
-            pool,
-            out,
-            out_width,
-            flat,
-            d,
-            |first, out, rows| match &self.input_map {
-                None => work(first, out, rows),
-                Some(map) => {
-                    let mut mapped = Vec::with_capacity(rows.len());
-                    map.map_into(rows, &mut mapped);
-                    work(first, out, &mapped)
-                }
-            },
-        );
-        Ok(())
-    }
-
-    /// Stores new training points (mapped to the forest's coordinates) and returns their row
-    /// ids. The first points fix the input map when inputs are scaled.
-    pub fn add_points(&mut self, x: &ArrayView2<f64>) -> Result<std::ops::Range<u32>> {
-        let first = self.n_rows();
-        let last = first + x.nrows();
-        if last >= u32::MAX as usize {
-            return Err(Error::InvalidInput(format!(
-                "at most {} training points are supported",
-                u32::MAX - 1
-            )));
-        }
-        let x = x.as_standard_layout();
-        let rows = x.as_slice().unwrap_or(&[]);
-        if self.scale_inputs && self.input_map.is_none() && x.ncols() == self.n_features {
-            let map = InputMap::unit_box_of(rows, self.n_features)?;
-            // A failed check below must not leave a map fixed by rejected points.
-            self.check_points(&x.view()).and_then(|_| map.check(rows))?;
-            self.input_map = Some(map);
-        } else {
-            self.check_points(&x.view())?;
-        }
-        match &self.input_map {
-            None => self.x.extend_from_slice(rows),
-            Some(map) => map.map_into(rows, &mut self.x),
-        }
-        Ok(first as u32..last as u32)
     }
 
     /// Samples `count` more trees on all stored points under `policy` (batch fit). Stops

@@ -10,8 +10,9 @@
 //! rows is unchanged but for the appended zero columns (diagonal α).
 
 use super::features::{is_pruned_leaf, NO_COLUMN};
-use super::ridge::{check_targets, KernelRidge};
+use super::ridge::KernelRidge;
 use crate::error::{Error, Result};
+use crate::forest::data::check_targets;
 use crate::mondrian::policy::PureMondrian;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
@@ -25,7 +26,7 @@ impl KernelRidge {
         y: &ArrayView1<f64>,
         pool: &ThreadPool,
     ) -> Result<()> {
-        check_targets(y, x.nrows())?;
+        check_targets(x.nrows(), y)?;
         self.forest.check_points(x)?;
         let rows = self.forest.add_points(x)?;
         // The features need no per-leaf statistics: the changed leaves are not needed.

@@ -11,8 +11,10 @@
 use super::features::{transform, FeatureMap};
 use super::gram::{gram_packed, row_columns};
 use crate::error::{Error, Result};
+use crate::forest::data::check_targets;
 use crate::forest::MondrianForest;
-use crate::linalg::cholesky::{dot, Cholesky};
+use crate::linalg::cholesky::Cholesky;
+use crate::linalg::dot;
 use crate::mondrian::route::RouteScratch;
 use crate::parallel::for_each_row_block;
 use crate::sparse::Csr;
@@ -40,20 +42,6 @@ pub struct KernelRidge {
     pub(crate) weights: Vec<f64>,
 }
 
-/// Errors unless `y` has `n` finite values.
-pub fn check_targets(y: &ArrayView1<f64>, n: usize) -> Result<()> {
-    if y.len() != n {
-        return Err(Error::InvalidInput(format!(
-            "y has {} values for {n} rows of X",
-            y.len()
-        )));
-    }
-    if y.iter().any(|v| !v.is_finite()) {
-        return Err(Error::InvalidInput("y contains NaN or infinity".into()));
-    }
-    Ok(())
-}
-
 impl KernelRidge {
     /// Ridge on the features of `forest`'s trees stopped at `lifetime` (≤ the trees' own),
     /// with targets `y` for the forest's stored points.
@@ -65,7 +53,7 @@ impl KernelRidge {
         pool: &ThreadPool,
     ) -> Result<Self> {
         forest.check_fitted()?;
-        check_targets(y, forest.n_rows())?;
+        check_targets(forest.n_rows(), y)?;
         if lifetime > forest.params.lifetime {
             return Err(Error::InvalidParameter {
                 name: "lifetime",

@@ -10,11 +10,12 @@
 //! `k` wanted pairs have not converged, the next cycle starts from the `b` leading Ritz vectors.
 //! Every block product streams the operator's data once for all `b` vectors.
 
-use super::block::{add_mul_small, for_rows_mut, gram};
+use super::block::{add_mul_small, gram};
 use super::operator::LinearOperator;
+use super::orthonormal::{identity, orthonormalize};
 use super::symeig::symmetric_eigen;
 use crate::error::{Error, Result};
-use crate::rng::{tree_rng, uniform, TreeRng};
+use crate::rng::{tree_rng, uniform};
 use rayon::ThreadPool;
 
 /// Settings of [`top_eigenpairs`].
@@ -185,160 +186,6 @@ fn dense_eigenpairs(a: &dyn LinearOperator, k: usize, pool: &ThreadPool) -> Resu
     })
 }
 
-/// Makes the columns of the `n × b` block `w` orthonormal and orthogonal to every block in
-/// `basis`, returning `R` (`b × b`, row-major) with `w_old = w_new R` up to the components
-/// along `basis`. Cholesky QR twice (two passes over `w` each); columns that are (numerically)
-/// dependent are replaced by random vectors made orthogonal to everything, with zero rows in
-/// `R`, so a block Krylov space that becomes invariant is continued safely.
-fn orthonormalize(
-    w: &mut [f64],
-    b: usize,
-    basis: &[Vec<f64>],
-    rng: &mut TreeRng,
-    pool: &ThreadPool,
-) -> Result<Vec<f64>> {
-    let mut r_total = identity(b);
-    for _pass in 0..2 {
-        let g = gram(w, b, w, b, pool);
-        let scale = (0..b).map(|i| g[i * b + i]).fold(0.0, f64::max);
-        match cholesky(&g, b, scale) {
-            Some(r) => {
-                solve_right_upper(w, &r, b, pool);
-                r_total = mul(&r, &r_total, b);
-            }
-            None => {
-                let r = gram_schmidt_with_refill(w, b, basis, rng, pool)?;
-                return Ok(mul(&r, &r_total, b));
-            }
-        }
-    }
-    Ok(r_total)
-}
-
-/// Column-by-column Gram–Schmidt (twice per column) against `basis` and the earlier columns,
-/// refilling dependent columns with random vectors.
-fn gram_schmidt_with_refill(
-    w: &mut [f64],
-    b: usize,
-    basis: &[Vec<f64>],
-    rng: &mut TreeRng,
-    pool: &ThreadPool,
-) -> Result<Vec<f64>> {
-    let n = w.len() / b;
-    let mut r = vec![0.0; b * b];
-    let mut done: Vec<Vec<f64>> = Vec::with_capacity(b);
-    for j in 0..b {
-        let mut col: Vec<f64> = w.chunks_exact(b).map(|row| row[j]).collect();
-        let original = col.iter().map(|x| x * x).sum::<f64>().sqrt();
-        // A dependent column is Σ_i coef_i q_i: its R column keeps those coefficients and
-        // gets a zero diagonal, and a random unit vector takes its place in the basis.
-        let coef = project_out(&mut col, basis, &done, b, pool);
-        let mut norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if norm <= 1e-10 * original || norm == 0.0 {
-            for _attempt in 0..8 {
-                col = (0..n).map(|_| 2.0 * uniform(rng) - 1.0).collect();
-                project_out(&mut col, basis, &done, b, pool);
-                norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();
-                if norm > 1e-3 {
-                    break;
-                }
-            }
-            if norm <= 1e-3 {
-                return Err(Error::InvalidInput(
-                    "block Lanczos could not extend its basis (more vectors than points?)".into(),
-                ));
-            }
-            r[j * b + j] = 0.0;
-        } else {
-            r[j * b + j] = norm;
-        }
-        for (i, c) in coef.iter().enumerate() {
-            r[i * b + j] = *c;
-        }
-        col.iter_mut().for_each(|x| *x /= norm);
-        done.push(col);
-    }
-    for (j, col) in done.iter().enumerate() {
-        for (row, &x) in w.chunks_exact_mut(b).zip(col) {
-            row[j] = x;
-        }
-    }
-    Ok(r)
-}
-
-/// Removes from `col` its components along every column of the blocks in `basis` and along
-/// the vectors `done` (twice); returns the coefficients along `done`.
-fn project_out(
-    col: &mut [f64],
-    basis: &[Vec<f64>],
-    done: &[Vec<f64>],
-    b: usize,
-    pool: &ThreadPool,
-) -> Vec<f64> {
-    let mut coef = vec![0.0; done.len()];
-    for _pass in 0..2 {
-        for q in basis {
-            let c = gram(q, b, col, 1, pool);
-            add_mul_small(col, q, b, &c, 1, -1.0, pool);
-        }
-        for (i, d) in done.iter().enumerate() {
-            let c: f64 = d.iter().zip(col.iter()).map(|(x, y)| x * y).sum();
-            col.iter_mut().zip(d).for_each(|(x, &y)| *x -= c * y);
-            coef[i] += c;
-        }
-    }
-    coef
-}
-
-/// Upper-triangular `R` with `Rᵀ R = g`, or `None` if a pivot falls below `1e-10 · scale`
-/// (the columns are numerically dependent).
-fn cholesky(g: &[f64], b: usize, scale: f64) -> Option<Vec<f64>> {
-    let mut r = vec![0.0; b * b];
-    for i in 0..b {
-        let d = g[i * b + i] - (0..i).map(|l| r[l * b + i] * r[l * b + i]).sum::<f64>();
-        if d.is_nan() || d <= 1e-10 * scale || !d.is_finite() {
-            return None;
-        }
-        let d = d.sqrt();
-        r[i * b + i] = d;
-        for j in i + 1..b {
-            let v = g[i * b + j] - (0..i).map(|l| r[l * b + i] * r[l * b + j]).sum::<f64>();
-            r[i * b + j] = v / d;
-        }
-    }
-    Some(r)
-}
-
-/// `w ← w R⁻¹` row by row (forward substitution with the upper-triangular `R`).
-fn solve_right_upper(w: &mut [f64], r: &[f64], b: usize, pool: &ThreadPool) {
-    for_rows_mut(w, b, pool, |rows| {
-        for row in rows.chunks_exact_mut(b) {
-            for j in 0..b {
-                let v = row[j] - (0..j).map(|i| row[i] * r[i * b + j]).sum::<f64>();
-                row[j] = v / r[j * b + j];
-            }
-        }
-    });
-}
-
-fn identity(b: usize) -> Vec<f64> {
-    let mut m = vec![0.0; b * b];
-    (0..b).for_each(|i| m[i * b + i] = 1.0);
-    m
-}
-
-fn mul(x: &[f64], y: &[f64], b: usize) -> Vec<f64> {
-    let mut out = vec![0.0; b * b];
-    for i in 0..b {
-        for l in 0..b {
-            for j in 0..b {
-                out[i * b + j] += x[i * b + l] * y[l * b + j];
-            }
-        }
-    }
-    out
-}
-
 /// Flips each column so that its largest-magnitude entry (the first, on ties) is positive.
 fn fix_signs(v: &mut [f64], k: usize) {
     for j in 0..k {
@@ -357,4 +204,118 @@ fn fix_signs(v: &mut [f64], k: usize) {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+    use crate::linalg::operator::tests::Dense;
+    use crate::parallel::pool;
+
+    /// A symmetric matrix with known spectrum `values`: Q diag(values) Qᵀ for a random orthogonal
+    /// Q (Gram–Schmidt on random columns).
+    fn with_spectrum(values: &[f64], seed: u64) -> (Dense, Vec<f64>) {
+        let n = values.len();
+        let mut rng = tree_rng(seed, 0);
+        let mut q: Vec<Vec<f64>> = Vec::new();
+        while q.len() < n {
+            let mut v: Vec<f64> = (0..n).map(|_| uniform(&mut rng) - 0.5).collect();
+            for u in &q {
+                let c: f64 = u.iter().zip(&v).map(|(a, b)| a * b).sum();
+                v.iter_mut().zip(u).for_each(|(x, y)| *x -= c * y);
+            }
+            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            v.iter_mut().for_each(|x| *x /= norm);
+            q.push(v);
+        }
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                a[i * n + j] = (0..n).map(|l| q[l][i] * values[l] * q[l][j]).sum();
+            }
+        }
+        let top: Vec<f64> = q[0].clone();
+        (Dense { n, a }, top)
+    }
+
+    #[test]
+    fn finds_the_top_of_a_known_spectrum() {
+        let n = 120;
+        let values: Vec<f64> = (0..n).map(|i| 10.0 * 0.9f64.powi(i as i32)).collect();
+        let (op, top) = with_spectrum(&values, 7);
+        let params = BlockLanczosParams {
+            k: 4,
+            block: 6,
+            depth: 4,
+            tol: 1e-10,
+            max_restarts: 50,
+            seed: 3,
+        };
+        let p = pool(2).expect("pool");
+        let res = top_eigenpairs(&op, &params, &p).expect("eigen");
+        assert!(res.converged);
+        for (got, want) in res.values.iter().zip(&values) {
+            assert!((got - want).abs() < 1e-8 * values[0], "{got} vs {want}");
+        }
+        // The first eigenvector up to sign.
+        let c: f64 = (0..n).map(|i| res.vectors[i * 4] * top[i]).sum();
+        assert!((c.abs() - 1.0).abs() < 1e-8);
+        // Same answer with another thread count.
+        let again = top_eigenpairs(&op, &params, &pool(3).expect("pool")).expect("eigen");
+        assert_eq!(again.values, res.values);
+        assert_eq!(again.vectors, res.vectors);
+    }
+
+    #[test]
+    fn survives_an_invariant_subspace() {
+        // Rank 2: the Krylov space is exhausted after one block; refilled columns keep it going.
+        let n = 30;
+        let mut values = vec![0.0; n];
+        values[0] = 5.0;
+        values[1] = 2.0;
+        let (op, _) = with_spectrum(&values, 9);
+        let params = BlockLanczosParams {
+            k: 3,
+            block: 4,
+            depth: 3,
+            tol: 1e-9,
+            max_restarts: 10,
+            seed: 1,
+        };
+        let res = top_eigenpairs(&op, &params, &pool(1).expect("pool")).expect("eigen");
+        assert!((res.values[0] - 5.0).abs() < 1e-9);
+        assert!((res.values[1] - 2.0).abs() < 1e-9);
+        assert!(res.values[2].abs() < 1e-9);
+    }
+
+    #[test]
+    fn rejects_bad_settings() {
+        let (op, _) = with_spectrum(&[1.0, 2.0], 1);
+        let p = pool(1).expect("pool");
+        let mut params = BlockLanczosParams {
+            k: 3,
+            block: 3,
+            depth: 2,
+            tol: 1e-8,
+            max_restarts: 1,
+            seed: 0,
+        };
+        assert!(top_eigenpairs(&op, &params, &p).is_err());
+        params.k = 1;
+        params.tol = 0.0;
+        assert!(top_eigenpairs(&op, &params, &p).is_err());
+    }
+
+    #[test]
+    fn tiny_problems_are_solved_densely() {
+        let (op, _) = with_spectrum(&[3.0, 1.0, 2.0, 0.5, 0.0], 4);
+        let params = BlockLanczosParams {
+            k: 2,
+            block: 4,
+            depth: 3,
+            tol: 1e-9,
+            max_restarts: 1,
+            seed: 1,
+        };
+        let res = top_eigenpairs(&op, &params, &pool(1).expect("pool")).expect("eigen");
+        assert!((res.values[0] - 3.0).abs() < 1e-12 && (res.values[1] - 2.0).abs() < 1e-12);
+        assert!(res.converged);
+    }
+}

@@ -4,7 +4,7 @@
 //! weights come from one matrix–vector product instead of two triangular solves. Kept as an
 //! option and as a cross-check; the Cholesky factor is the numerically safer default.
 
-use super::cholesky::dot;
+use super::dot;
 use crate::error::{Error, Result};
 
 /// `A⁻¹` in full (both triangles) row-major storage with a row stride of `cap`, plus

@@ -9,6 +9,7 @@ pub mod kernel;
 pub mod operators;
 pub mod product;
 pub mod samplers;
+mod scatter_gather;
 
 use crate::error::Result;
 use kernel::{Assignment, PartitionKernel};

@@ -249,7 +249,7 @@ impl KernelRidge {
     ) -> PyResult<Self> {
         let (x, y) = (x.as_array(), y.as_array());
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
-            crate::kernel::ridge::check_targets(&y, x.nrows())?;
+            crate::forest::data::check_targets(x.nrows(), &y)?;
             let forest = grow_forest(
                 &x,
                 n_trees,

@@ -14,6 +14,7 @@ pub mod online;
 pub mod predictive;
 pub mod prior;
 
+use super::data::check_targets;
 use super::MondrianForest;
 use crate::error::{Error, Result};
 use crate::mondrian::policy::PureMondrian;
@@ -78,7 +79,7 @@ impl ForestRegressor {
         interrupt: &Interrupt,
         progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
-        check_targets(x, y)?;
+        check_targets(x.nrows(), y)?;
         if !self.y.is_empty() {
             return Err(Error::InvalidInput("fit needs a fresh model".into()));
         }
@@ -171,22 +172,4 @@ impl ForestRegressor {
             && (self.leaf_stats.iter().enumerate())
                 .all(|(t, v)| v.sum.len() == n_nodes(t) && v.centred_squares.len() == n_nodes(t))
     }
-}
-
-/// Errors unless `x` has rows, one finite target each.
-pub(crate) fn check_targets(x: &ArrayView2<f64>, y: &ArrayView1<f64>) -> Result<()> {
-    if x.nrows() != y.len() {
-        return Err(Error::InvalidInput(format!(
-            "X has {} rows but y has {} values",
-            x.nrows(),
-            y.len()
-        )));
-    }
-    if x.nrows() == 0 {
-        return Err(Error::InvalidInput("X has no rows".into()));
-    }
-    if y.iter().any(|v| !v.is_finite()) {
-        return Err(Error::InvalidInput("y contains NaN or infinity".into()));
-    }
-    Ok(())
 }

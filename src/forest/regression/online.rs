@@ -3,8 +3,9 @@
 
 use super::belief::{update_paths, TreePosterior};
 use super::leaf_stats::LeafStats;
-use super::{check_targets, ForestRegressor, POLICY};
+use super::{ForestRegressor, POLICY};
 use crate::error::{Error, Result};
+use crate::forest::data::check_targets;
 use crate::mondrian::MondrianTree;
 use crate::parallel::is_small;
 use ndarray::{ArrayView1, ArrayView2};
@@ -35,7 +36,7 @@ impl ForestRegressor {
         y: &ArrayView1<f64>,
         pool: &ThreadPool,
     ) -> Result<()> {
-        check_targets(x, y)?;
+        check_targets(x.nrows(), y)?;
         if self.forest.trees.is_empty() {
             return Err(Error::InvalidInput(
                 "partial_fit needs a fitted model".into(),

@@ -17,8 +17,9 @@
 use super::belief::{Gaussian, TreePosterior};
 use super::mixture::{mixture_quantile, Component, LogDensityFold, MomentsFold};
 use super::prior::GaussianPrior;
-use super::{check_targets, ForestRegressor};
+use super::ForestRegressor;
 use crate::error::{Error, Result};
+use crate::forest::data::check_targets;
 use crate::mondrian::branch_off::branch_off_walk;
 use crate::mondrian::route::{route_group, RouteScratch, GROUP};
 use crate::mondrian::MondrianTree;
@@ -129,7 +130,7 @@ impl ForestRegressor {
         y: &ArrayView1<f64>,
         pool: &ThreadPool,
     ) -> Result<Array1<f64>> {
-        check_targets(x, y)?;
+        check_targets(x.nrows(), y)?;
         let y = y.as_standard_layout();
         let targets = y.as_slice().unwrap_or(&[]);
         let mut out = vec![0.0; x.nrows()];
@@ -185,5 +186,39 @@ impl ForestRegressor {
                     *o = finish(a, m);
                 }
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forest::regression::belief::tree_posterior;
+    use crate::mondrian::route::route;
+    use crate::mondrian::TreeParams;
+    use crate::testing::{forest_on, uniform_array};
+
+    /// Every tree's predictive is a probability mixture of proper Gaussians: weights sum to 1
+    /// for points inside, near and far from the data, with finite and infinite lifetimes.
+    #[test]
+    fn tree_mixtures_are_distributions() {
+        let x = uniform_array(300, 3, 21);
+        let prior = GaussianPrior::new(0.5, 2.0, 0.3, 0.01).expect("valid");
+        let probes = uniform_array(50, 3, 22).mapv(|v| 3.0 * v - 1.0);
+        for lifetime in [f64::INFINITY, 3.0, 0.0] {
+            let f = forest_on(&x, TreeParams::new(lifetime, 5), 4, 9);
+            for tree in &f.trees {
+                let post = tree_posterior(tree, &vec![1.0; tree.n_nodes()], &prior);
+                for row in probes.rows().into_iter().chain(x.rows()) {
+                    let point = row.to_vec();
+                    let mut scratch = RouteScratch::default();
+                    route(tree, &point, f64::INFINITY, &mut scratch);
+                    let mut comps = Vec::new();
+                    tree_components(tree, &post, &prior, lifetime, &scratch, &mut comps);
+                    let total: f64 = comps.iter().map(|c| c.weight).sum();
+                    assert!((total - 1.0).abs() < 1e-12, "weights sum to {total}");
+                    assert!(comps.iter().all(|c| c.var > 0.0 && c.mean.is_finite()));
+                }
+            }
+        }
     }
 }

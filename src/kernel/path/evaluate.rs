@@ -8,7 +8,7 @@ use super::PathPoint;
 use crate::error::Result;
 use crate::kernel::ridge::log_evidence;
 use crate::linalg::cg;
-use crate::linalg::cholesky::dot;
+use crate::linalg::dot;
 use crate::linalg::operator::{check_block, Identity, LinearOperator};
 use rayon::ThreadPool;
 

@@ -16,8 +16,8 @@ pub mod held_out;
 pub mod solver;
 pub mod sweep;
 
-use super::ridge::check_targets;
 use crate::error::{Error, Result};
+use crate::forest::data::check_targets;
 use crate::forest::MondrianForest;
 use crate::parallel::Interrupt;
 use events::{cuts_in_birth_order, CutEvent};
@@ -163,7 +163,7 @@ pub fn lifetime_path(
     mut progress: impl FnMut(usize, usize) -> Result<()>,
 ) -> Result<Vec<PathPoint>> {
     forest.check_fitted()?;
-    check_targets(y, forest.n_rows())?;
+    check_targets(forest.n_rows(), y)?;
     if !(max_lifetime >= 0.0 && max_lifetime <= forest.params.lifetime) {
         return Err(Error::InvalidParameter {
             name: "max_lifetime",
@@ -177,7 +177,7 @@ pub fn lifetime_path(
     let mut validation = match validation {
         Some((x, yv)) => {
             forest.check_points(x)?;
-            check_targets(yv, x.nrows())?;
+            check_targets(x.nrows(), yv)?;
             let x = x.as_standard_layout();
             let flat = x.as_slice().unwrap_or(&[]);
             Some(ValidationPaths::new(

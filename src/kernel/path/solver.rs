@@ -16,7 +16,8 @@
 
 use super::columns::{Columns, Removed};
 use crate::error::Result;
-use crate::linalg::cholesky::{apply_rotations, dot, Cholesky, Rotation};
+use crate::linalg::cholesky::{apply_rotations, Cholesky, Rotation};
+use crate::linalg::dot;
 use crate::linalg::inverse::SymmetricInverse;
 
 /// Which solver produced a path point.

@@ -75,7 +75,7 @@ impl<'a> Sweep<'a> {
             });
             PathSolver::Cholesky(st)
         };
-        let centred = crate::linalg::cholesky::dot(&yc, &yc);
+        let centred = crate::linalg::dot(&yc, &yc);
         let mut sweep = Self {
             trees,
             base,

@@ -5,8 +5,8 @@
 //! (the first centre on ties; with no dimension kept, one cluster). New points use the same
 //! centres and dimensions. Cost: `N · 2^s · |kept|` per partition.
 
-use super::{check_rows, AssignRule, PartitionRule};
-use crate::error::{Error, Result};
+use super::{check_sample, AssignRule, PartitionRule};
+use crate::error::Result;
 use crate::mondrian::route::RouteScratch;
 use crate::parallel::Interrupt;
 use crate::partition::kernel::{renumber, PartitionKernel, FRESH};
@@ -74,12 +74,7 @@ pub fn sample(
     pool: &ThreadPool,
     interrupt: &Interrupt,
 ) -> Result<PartitionModel> {
-    let n = check_rows(x, n_features)?;
-    if n == 0 || n_partitions == 0 {
-        return Err(Error::InvalidInput(
-            "need at least one point and one partition".into(),
-        ));
-    }
+    let n = check_sample(x, n_features, n_partitions)?;
     let mut labels = vec![0u32; n * n_partitions];
     type Drawn = (Vec<u32>, Vec<f64>, Vec<u32>);
     let fitted: Vec<Option<Drawn>> = pool.install(|| {

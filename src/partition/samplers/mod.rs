@@ -130,3 +130,14 @@ pub fn check_rows(x: &[f64], n_features: usize) -> Result<usize> {
     }
     Ok(n)
 }
+
+/// [`check_rows`] for a sample: at least one point and one partition.
+pub fn check_sample(x: &[f64], n_features: usize, n_partitions: usize) -> Result<usize> {
+    let n = check_rows(x, n_features)?;
+    if n == 0 || n_partitions == 0 {
+        return Err(Error::InvalidInput(
+            "need at least one point and one partition".into(),
+        ));
+    }
+    Ok(n)
+}

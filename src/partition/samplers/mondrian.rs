@@ -14,8 +14,8 @@
 //! partition ρ is `p_stay(x) · 1[ℓ(x) = ρ(x_i)]`, whose average over ρ is an unbiased estimate
 //! of `exp(−λ ‖x − x_i‖₁)` with lower variance than sampling the extension; `k(x, x) = 1`.
 
-use super::{check_rows, AssignRule, PartitionRule};
-use crate::error::{Error, Result};
+use super::{check_sample, AssignRule, PartitionRule};
+use crate::error::Result;
 use crate::mondrian::arena::NONE;
 use crate::mondrian::leaf_samples::LeafSamples;
 use crate::mondrian::policy::PureMondrian;
@@ -51,12 +51,7 @@ pub fn sample(
     pool: &ThreadPool,
     interrupt: &Interrupt,
 ) -> Result<PartitionModel> {
-    let n = check_rows(x, n_features)?;
-    if n == 0 || n_partitions == 0 {
-        return Err(Error::InvalidInput(
-            "need at least one point and one partition".into(),
-        ));
-    }
+    let n = check_sample(x, n_features, n_partitions)?;
     let params = TreeParams::new(lifetime, 1);
     let on = Growth {
         x,

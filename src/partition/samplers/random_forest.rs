@@ -6,7 +6,7 @@
 //! scikit-learn does, comparing `float32(x[f]) <= threshold`, so a tree's leaves here are
 //! exactly its `apply` leaves.
 
-use super::{check_rows, AssignRule, PartitionRule};
+use super::{check_sample, AssignRule, PartitionRule};
 use crate::error::{Error, Result};
 use crate::mondrian::route::RouteScratch;
 use crate::partition::kernel::{renumber, PartitionKernel, FRESH};
@@ -118,12 +118,7 @@ pub fn sample(
     seed: u64,
     pool: &ThreadPool,
 ) -> Result<PartitionModel> {
-    let n = check_rows(x, n_features)?;
-    if n == 0 || trees.is_empty() {
-        return Err(Error::InvalidInput(
-            "need at least one point and one tree".into(),
-        ));
-    }
+    let n = check_sample(x, n_features, trees.len())?;
     let mut labels = vec![0u32; n * trees.len()];
     let fitted: Vec<(u32, Vec<u32>)> = pool.install(|| {
         labels

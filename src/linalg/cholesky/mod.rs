@@ -1,4 +1,5 @@
-//! A Cholesky factor `A = L Lᵀ` that grows, shrinks and takes rank-one updates in O(n²).
+//! The one Cholesky factor `A = L Lᵀ` of the crate: factored in place (here), and grown,
+//! shrunk and updated by rank one in O(n²) ([`update`]).
 //!
 //! `L` is lower triangular, stored row after row (row `i` holds `L[i][0..=i]`), so appending
 //! a row — the triangular solve of Balog's report, appendix D — writes at the end, and every
@@ -8,34 +9,19 @@
 //! updates are sequences of Givens rotations, which this module hands back so that callers
 //! can carry vectors (`L⁻¹ b`, say) through the same change in O(n).
 
+pub mod update;
+
+use super::dot;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
+pub use update::{apply_rotations, Rotation};
 
 /// Start of row `i` in the packed storage.
 #[inline]
 fn offset(i: usize) -> usize {
     i * (i + 1) / 2
-}
-
-/// Σ a_k b_k with eight independent partial sums (so the loop vectorises).
-#[inline]
-pub fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for l in 0..8 {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    (acc[0] + acc[4]) + (acc[1] + acc[5]) + (acc[2] + acc[6]) + (acc[3] + acc[7]) + tail
 }
 
 fn not_positive_definite(column: usize, pivot: f64) -> Error {
@@ -44,9 +30,6 @@ fn not_positive_definite(column: usize, pivot: f64) -> Error {
          (pivot {pivot:e}); increase the ridge parameter alpha"
     ))
 }
-
-/// One Givens rotation `(c, s)` acting on a pair `(u, v)` as `(c u + s v, c v − s u)`.
-pub type Rotation = (f64, f64);
 
 /// Lower-triangular Cholesky factor in packed row storage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -64,7 +47,19 @@ impl Cholesky {
     /// Factors the symmetric matrix whose lower triangle is `packed` (row-packed, as this
     /// type stores `L`), in place. Blocks of rows are solved against the finished rows on
     /// `pool` (each row by the same operations whatever the thread count).
-    pub fn factor(mut packed: Vec<f64>, n: usize, pool: Option<&ThreadPool>) -> Result<Self> {
+    pub fn factor(packed: Vec<f64>, n: usize, pool: Option<&ThreadPool>) -> Result<Self> {
+        Self::factor_above(packed, n, 0.0, pool)
+    }
+
+    /// [`Self::factor`], failing unless every pivot (the square of a diagonal entry of `L`)
+    /// exceeds `floor`: a floor relative to the matrix's scale detects numerically dependent
+    /// columns of a Gram matrix.
+    pub fn factor_above(
+        mut packed: Vec<f64>,
+        n: usize,
+        floor: f64,
+        pool: Option<&ThreadPool>,
+    ) -> Result<Self> {
         if packed.len() != offset(n) {
             return Err(Error::InvalidInput(format!(
                 "{} packed values do not form a {n} × {n} triangle",
@@ -112,7 +107,7 @@ impl Cholesky {
                 let i_abs = first + i;
                 let (head, at) = row.split_at_mut(i_abs);
                 let pivot = at[0] - dot(head, head);
-                if !(pivot > 0.0 && pivot.is_finite()) {
+                if !(pivot > floor && pivot.is_finite()) {
                     return Err(not_positive_definite(i_abs, pivot));
                 }
                 at[0] = pivot.sqrt();
@@ -138,6 +133,18 @@ impl Cholesky {
     #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
         &self.data[offset(i)..offset(i) + i + 1]
+    }
+
+    /// `Lᵀ` as a dense row-major matrix.
+    pub fn upper_dense(&self) -> Vec<f64> {
+        let n = self.n;
+        let mut r = vec![0.0; n * n];
+        for i in 0..n {
+            for (j, &v) in self.row(i).iter().enumerate() {
+                r[j * n + i] = v;
+            }
+        }
+        r
     }
 
     /// log det A = 2 Σ log L_ii.
@@ -174,104 +181,97 @@ impl Cholesky {
         self.forward_solve(b);
         self.back_solve(b);
     }
-
-    /// Appends a row and column to `A`: `cross` holds the new off-diagonal entries
-    /// `A[n][0..n]` (overwritten with the new row of `L`, `L⁻¹ cross`) and `diag` is `A[n][n]`.
-    pub fn append(&mut self, cross: &mut [f64], diag: f64) -> Result<()> {
-        self.forward_solve(cross);
-        self.push_solved(cross, diag - dot(cross, cross))
-    }
-
-    /// Appends a row whose off-diagonal part `L⁻¹ cross` is already known, with the pivot
-    /// `A[n][n] − ‖L⁻¹ cross‖²`.
-    pub fn push_solved(&mut self, solved: &[f64], pivot: f64) -> Result<()> {
-        if solved.len() != self.n {
-            return Err(Error::InvalidInput(format!(
-                "a new row of a {0} × {0} factor needs {0} entries, got {1}",
-                self.n,
-                solved.len()
-            )));
-        }
-        if !(pivot > 0.0 && pivot.is_finite()) {
-            return Err(not_positive_definite(self.n, pivot));
-        }
-        self.data.extend_from_slice(solved);
-        self.data.push(pivot.sqrt());
-        self.n += 1;
-        Ok(())
-    }
-
-    /// Factor of `A + x xᵀ` (`x.len() == dim`), by Givens rotations from the first non-zero
-    /// of `x` on. The rotations used are left in `rotations` (one per row from that index on);
-    /// returns that first index.
-    pub fn rank_one_update(&mut self, x: &[f64], rotations: &mut Vec<Rotation>) -> usize {
-        let start = x.iter().position(|&v| v != 0.0).unwrap_or(self.n);
-        self.update_trailing(start, &x[start.min(x.len())..], rotations);
-        start
-    }
-
-    /// Deletes row and column `p` of `A`. The deleted row of `L` (`L[p][0..=p]`) is left in
-    /// `deleted`, the rotations that restored rows `p..` (new numbering) in `rotations`.
-    pub fn delete(
-        &mut self,
-        p: usize,
-        deleted: &mut Vec<f64>,
-        rotations: &mut Vec<Rotation>,
-    ) -> Result<()> {
-        if p >= self.n {
-            return Err(Error::InvalidInput(format!(
-                "cannot delete column {p} of a {0} × {0} factor",
-                self.n
-            )));
-        }
-        deleted.clear();
-        deleted.extend_from_slice(self.row(p));
-        let mut column = Vec::with_capacity(self.n - p - 1);
-        // Row i > p moves up to i − 1 and loses its entry in column p; writes never overtake
-        // reads because every row starts earlier than the one it replaces.
-        for i in p + 1..self.n {
-            let (old, new) = (offset(i), offset(i - 1));
-            column.push(self.data[old + p]);
-            self.data.copy_within(old..old + p, new);
-            self.data.copy_within(old + p + 1..old + i + 1, new + p);
-        }
-        self.n -= 1;
-        self.data.truncate(offset(self.n));
-        self.update_trailing(p, &column, rotations);
-        Ok(())
-    }
-
-    /// Replaces rows `start..n` by the factor of `L₃₃ L₃₃ᵀ + x xᵀ` (rows processed one after
-    /// another, each against all rotations found above it, so memory is read in order).
-    fn update_trailing(&mut self, start: usize, x: &[f64], rotations: &mut Vec<Rotation>) {
-        rotations.clear();
-        for (i, &x_i) in (start..self.n).zip(x) {
-            let row = &mut self.data[offset(i)..offset(i) + i + 1];
-            let (body, diag) = row.split_at_mut(i);
-            let mut xi = x_i;
-            for (l, &(c, s)) in body[start..].iter_mut().zip(rotations.iter()) {
-                let old = *l;
-                *l = c * old + s * xi;
-                xi = c * xi - s * old;
-            }
-            let old = diag[0];
-            let r = (old * old + xi * xi).sqrt();
-            diag[0] = r;
-            rotations.push((old / r, xi / r));
-        }
-    }
-}
-
-/// Carries a vector through the rotations of an update: `head` holds its entries at the
-/// updated rows and `tail` the entry of the column being rotated in (the deleted column, or
-/// the update vector's slot). Each rotation mixes `head[k]` with `tail`.
-pub fn apply_rotations(rotations: &[Rotation], head: &mut [f64], tail: &mut f64) {
-    for (h, &(c, s)) in head.iter_mut().zip(rotations) {
-        let v = *h;
-        *h = c * v + s * *tail;
-        *tail = c * *tail - s * v;
-    }
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests {
+    use super::*;
+    use crate::parallel::pool;
+    use crate::rng::{tree_rng, uniform};
+
+    /// A random symmetric positive definite matrix, dense row-major: B Bᵀ + n I.
+    pub(crate) fn random_spd(n: usize, seed: u64) -> Vec<f64> {
+        let mut rng = tree_rng(seed, 0);
+        let b: Vec<f64> = (0..n * n).map(|_| uniform(&mut rng) - 0.5).collect();
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                a[i * n + j] = (0..n).map(|k| b[i * n + k] * b[j * n + k]).sum::<f64>();
+            }
+            a[i * n + i] += n as f64;
+        }
+        a
+    }
+
+    pub(crate) fn packed_lower(a: &[f64], n: usize) -> Vec<f64> {
+        (0..n)
+            .flat_map(|i| a[i * n..i * n + i + 1].to_vec())
+            .collect()
+    }
+
+    pub(crate) fn without(a: &[f64], n: usize, p: usize) -> Vec<f64> {
+        let keep: Vec<usize> = (0..n).filter(|&i| i != p).collect();
+        keep.iter()
+            .flat_map(|&i| keep.iter().map(move |&j| a[i * n + j]))
+            .collect()
+    }
+
+    pub(crate) fn assert_close(a: &[f64], b: &[f64], tol: f64) {
+        assert_eq!(a.len(), b.len());
+        let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= tol * scale, "{x} vs {y}");
+        }
+    }
+
+    pub(crate) fn reconstruct(l: &Cholesky) -> Vec<f64> {
+        let n = l.dim();
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let k = i.min(j) + 1;
+                a[i * n + j] = dot(&l.row(i)[..k], &l.row(j)[..k]);
+            }
+        }
+        a
+    }
+
+    pub(crate) fn identity(n: usize) -> Vec<f64> {
+        (0..n * n)
+            .map(|k| if k % (n + 1) == 0 { 1.0 } else { 0.0 })
+            .collect()
+    }
+
+    #[test]
+    fn factor_reconstructs_and_ignores_thread_count() {
+        let n = 150; // more than two blocks
+        let a = random_spd(n, 1);
+        let serial = Cholesky::factor(packed_lower(&a, n), n, None).expect("spd");
+        assert_close(&reconstruct(&serial), &a, 1e-12);
+        for threads in [1, 2, 7] {
+            let p = pool(threads).expect("pool");
+            let parallel = Cholesky::factor(packed_lower(&a, n), n, Some(&p)).expect("spd");
+            assert_eq!(parallel, serial);
+        }
+    }
+
+    #[test]
+    fn solve_and_errors() {
+        let n = 9;
+        let a = random_spd(n, 5);
+        let l = Cholesky::factor(packed_lower(&a, n), n, None).expect("spd");
+        let b: Vec<f64> = (0..n).map(|i| i as f64 - 4.0).collect();
+        let mut x = b.clone();
+        l.solve(&mut x);
+        let ax: Vec<f64> = (0..n).map(|i| dot(&a[i * n..(i + 1) * n], &x)).collect();
+        assert_close(&ax, &b, 1e-12);
+        let mut bad = packed_lower(&a, n);
+        bad[offset(4) + 4] = -1.0;
+        assert!(Cholesky::factor(bad, n, None).is_err());
+        assert!(Cholesky::factor(vec![1.0; 4], n, None).is_err());
+        let mut l = l;
+        assert!(l.delete(n, &mut Vec::new(), &mut Vec::new()).is_err());
+        assert!(l.push_solved(&[1.0], 1.0).is_err());
+        assert!(l.push_solved(&vec![0.0; n], 0.0).is_err());
+    }
+}
