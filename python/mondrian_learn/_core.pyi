@@ -4,8 +4,8 @@ import numpy as np
 from typing_extensions import Self
 
 __all__ = [
-    "ForestRegressor",
     "FORMAT_VERSION",
+    "Forest",
     "KernelFeatures",
     "KernelRidge",
     "PartitionKernel",
@@ -18,9 +18,9 @@ __all__ = [
 FORMAT_VERSION: int
 
 @final
-class ForestRegressor:
-    def __new__(
-        cls,
+class Forest:
+    @staticmethod
+    def regressor(
         n_features: int,
         lifetime: float,
         min_samples_split: int,
@@ -31,7 +31,19 @@ class ForestRegressor:
         noise_variance: float | str | None = None,
         posterior: str = "exact",
         scale_features: bool = True,
-    ) -> Self: ...
+    ) -> Forest: ...
+    @staticmethod
+    def classifier(
+        n_features: int,
+        n_classes: int,
+        lifetime: float,
+        min_samples_split: int,
+        seed: int,
+        discount_rate: float,
+        tries: int = 1,
+        locations: int = 1,
+        scale_features: bool = True,
+    ) -> Forest: ...
     def fit(
         self,
         x: np.ndarray,
@@ -45,10 +57,12 @@ class ForestRegressor:
     @property
     def posterior_is_fresh(self) -> bool: ...
     def predict(self, x: np.ndarray, n_jobs: int) -> tuple[np.ndarray, np.ndarray]: ...
-    def log_density(self, x: np.ndarray, y: np.ndarray, n_jobs: int) -> np.ndarray: ...
     def quantiles(self, x: np.ndarray, levels: list[float], n_jobs: int) -> np.ndarray: ...
+    def log_density(self, x: np.ndarray, y: np.ndarray, n_jobs: int) -> np.ndarray: ...
     def prior(self, n_jobs: int) -> dict[str, float]: ...
     def node_posterior(self, index: int, n_jobs: int) -> tuple[np.ndarray, np.ndarray]: ...
+    def predict_proba(self, x: np.ndarray, n_jobs: int) -> np.ndarray: ...
+    def node_counts(self, index: int) -> np.ndarray: ...
     def apply(self, x: np.ndarray, n_jobs: int) -> np.ndarray: ...
     def input_map(self) -> tuple[np.ndarray, np.ndarray] | None: ...
     @property
@@ -59,7 +73,7 @@ class ForestRegressor:
     def tree_arrays(self, index: int) -> dict[str, np.ndarray]: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
-    def from_bytes(bytes: bytes) -> ForestRegressor: ...
+    def from_bytes(bytes: bytes) -> Forest: ...
     def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
 
 @final
@@ -97,13 +111,13 @@ class KernelFeatures:
         n_jobs: int,
         progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, Any]: ...
-    def ridge(
+    def refit(
         self,
         y: np.ndarray,
         lifetime: float,
         alpha: float,
         n_jobs: int,
-        x_extra: np.ndarray | None = None,
+        x_held_out: np.ndarray | None = None,
     ) -> KernelRidge: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
@@ -144,6 +158,8 @@ class KernelRidge:
     def n_trees(self) -> int: ...
     @property
     def n_rows(self) -> int: ...
+    @property
+    def retained_bytes(self) -> int: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(bytes: bytes) -> KernelRidge: ...

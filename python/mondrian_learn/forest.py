@@ -174,7 +174,7 @@ class MondrianForestRegressor(RegressorMixin, BaseEstimator):
         def optional(value: float | None) -> float | None:
             return None if value is None else float(value)
 
-        return _core.ForestRegressor(
+        return _core.Forest.regressor(
             n_features,
             float(self.lifetime),
             int(self.min_samples_split),

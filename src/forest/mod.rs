@@ -8,6 +8,7 @@
 //! parallel on a local pool, and every reduction over trees runs in tree order, so results do
 //! not depend on the number of threads.
 
+pub mod classification;
 pub mod data;
 pub mod input_map;
 pub mod regression;
@@ -215,6 +216,31 @@ impl MondrianForest {
                 .trees
                 .iter()
                 .all(|t| t.n_features == self.n_features && t.is_consistent(n, params))
+    }
+}
+
+/// A forest model of either kind (what the bindings hold and pickle).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum ForestModel {
+    Regressor(regression::ForestRegressor),
+    Classifier(classification::ForestClassifier),
+}
+
+impl ForestModel {
+    /// The trees and points under the model.
+    pub fn forest(&self) -> &MondrianForest {
+        match self {
+            Self::Regressor(model) => &model.forest,
+            Self::Classifier(model) => &model.forest,
+        }
+    }
+
+    /// Checks a deserialised model.
+    pub fn is_consistent(&self) -> bool {
+        match self {
+            Self::Regressor(model) => model.is_consistent(),
+            Self::Classifier(model) => model.is_consistent(),
+        }
     }
 }
 

@@ -115,6 +115,24 @@ impl MondrianTree {
             + ids * size_of::<u32>()
     }
 
+    /// Node ids with every parent before its children (empty for a tree without points).
+    pub fn preorder(&self) -> Vec<u32> {
+        let mut order = Vec::with_capacity(self.n_nodes());
+        if self.root == NONE {
+            return order;
+        }
+        let mut stack = vec![self.root];
+        while let Some(j) = stack.pop() {
+            order.push(j);
+            let cut = &self.nodes[j as usize];
+            if cut.dim != NONE {
+                stack.push(cut.right);
+                stack.push(cut.left);
+            }
+        }
+        order
+    }
+
     /// Number of leaves.
     pub fn n_leaves(&self) -> usize {
         self.nodes.iter().filter(|c| c.dim == NONE).count()

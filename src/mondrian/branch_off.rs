@@ -11,12 +11,13 @@
 use super::arena::MondrianTree;
 use super::route::{branch_off_prob, RouteScratch};
 
-/// Branching off above path node `node`: a new block born at a time in
-/// (`t_parent`, `tau`) at rate `eta`, with total probability `weight` (that of reaching this
-/// node times p_j).
+/// Branching off above path node `node` (at position `depth` on the path): a new block born
+/// at a time in (`t_parent`, `tau`) at rate `eta`, with total probability `weight` (that of
+/// reaching this node times p_j).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BranchOff {
     pub node: u32,
+    pub depth: usize,
     pub weight: f64,
     pub t_parent: f64,
     pub tau: f64,
@@ -28,6 +29,18 @@ impl BranchOff {
     /// authors' code plugs this mean into the model instead of integrating over E).
     pub fn expected_split_time(&self) -> f64 {
         self.t_parent + truncated_exponential_mean(self.eta, self.tau - self.t_parent)
+    }
+
+    /// E[exp(−γ E) | E ≤ τ − τ_p], E ~ Exp(η): the expected discount exp(−γ (t_s − τ_p)) of the
+    /// new block born at t_s (NIPS 2014, supplement), η/(η+γ) · (1 − e^{−(η+γ)c}) /
+    /// (1 − e^{−ηc}) with c = τ − τ_p (η/(η+γ) when c = ∞).
+    pub fn expected_discount(&self, rate: f64) -> f64 {
+        let (eta, c) = (self.eta, self.tau - self.t_parent);
+        let ratio = eta / (eta + rate);
+        if c.is_infinite() {
+            return ratio;
+        }
+        ratio * (-(-(eta + rate) * c).exp_m1()) / (-(-eta * c).exp_m1())
     }
 }
 
@@ -42,12 +55,13 @@ pub fn branch_off_walk(
 ) -> (u32, f64) {
     let mut keep = 1.0;
     let mut t_parent = 0.0;
-    for (&node, &eta) in scratch.path.iter().zip(&scratch.eta) {
+    for (depth, (&node, &eta)) in scratch.path.iter().zip(&scratch.eta).enumerate() {
         let tau = tree.nodes[node as usize].tau;
         let p_sep = branch_off_prob(eta, tau - t_parent);
         if p_sep > 0.0 {
             visit(&BranchOff {
                 node,
+                depth,
                 weight: keep * p_sep,
                 t_parent,
                 tau,

@@ -5,6 +5,7 @@
 pub mod arena;
 pub mod branch_off;
 pub mod extend;
+pub mod guided;
 pub mod leaf_samples;
 pub mod params;
 pub mod policy;

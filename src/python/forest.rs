@@ -1,56 +1,107 @@
-//! Python face of `forest` and `forest::regression`.
+//! Python face of `forest`: one handle for a Mondrian forest model of either kind (regression
+//! or classification); the methods every forest has, and each model's own.
 
 use super::error::to_py_err;
 use super::pickle;
 use super::run::{Handle, Length};
-use crate::error::Error;
+use super::tree_arrays::tree_arrays;
+use crate::error::{Error, Result};
+use crate::forest::classification::ForestClassifier;
 use crate::forest::regression::prior::{NoiseVariance, PriorOverrides};
-use crate::forest::regression::{self, PosteriorMode};
-use crate::forest::MondrianForest;
-use crate::mondrian::arena::Node;
+use crate::forest::regression::{ForestRegressor, PosteriorMode};
+use crate::forest::{ForestModel, MondrianForest};
+use crate::mondrian::guided::Guidance;
 use crate::mondrian::TreeParams;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use rayon::ThreadPool;
 
-/// A fitted (or empty) Mondrian forest regressor held by Rust.
+/// A fitted (or empty) Mondrian forest held by Rust.
 ///
-/// Predictions share the model; updates (and the lazy recomputation of a stale posterior)
-/// take it alone, so concurrent Python threads wait for each other (see `run.rs`).
+/// Predictions share the model; updates (and the lazy recomputation of a stale regression
+/// posterior) take it alone, so concurrent Python threads wait for each other (`run.rs`).
 #[pyclass(module = "mondrian_learn._core")]
-pub struct ForestRegressor {
-    inner: Handle<regression::ForestRegressor>,
+pub struct Forest {
+    inner: Handle<ForestModel>,
 }
 
-impl ForestRegressor {
-    /// Runs `work` on the model with a fresh posterior (recomputed first if an online update
-    /// made it stale).
-    fn with_posterior<T: Send>(
+/// An empty forest for points with `n_features` coordinates.
+fn empty_forest(
+    n_features: usize,
+    lifetime: f64,
+    min_samples_split: usize,
+    seed: u64,
+    scale_features: bool,
+) -> PyResult<MondrianForest> {
+    let params = TreeParams::new(lifetime, min_samples_split);
+    let forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
+    Ok(if scale_features {
+        forest.with_unit_box_inputs()
+    } else {
+        forest
+    })
+}
+
+fn not_a(kind: &str) -> Error {
+    Error::InvalidInput(format!("this forest is not a {kind}"))
+}
+
+fn regressor(model: &ForestModel) -> Result<&ForestRegressor> {
+    match model {
+        ForestModel::Regressor(m) => Ok(m),
+        ForestModel::Classifier(_) => Err(not_a("regressor")),
+    }
+}
+
+fn classifier(model: &ForestModel) -> Result<&ForestClassifier> {
+    match model {
+        ForestModel::Classifier(m) => Ok(m),
+        ForestModel::Regressor(_) => Err(not_a("classifier")),
+    }
+}
+
+/// Whether a model's predictions may be read now (a regression posterior made stale by an
+/// online update is recomputed first).
+fn is_ready(model: &ForestModel) -> bool {
+    match model {
+        ForestModel::Regressor(m) => m.posterior_is_fresh(),
+        ForestModel::Classifier(_) => true,
+    }
+}
+
+fn prepare(model: &mut ForestModel, pool: &ThreadPool) -> Result<()> {
+    match model {
+        ForestModel::Regressor(m) => m.ensure_posterior(pool),
+        ForestModel::Classifier(_) => Ok(()),
+    }
+}
+
+impl Forest {
+    /// Runs `work` on the regression model with a fresh posterior.
+    fn with_regressor<T: Send>(
         &self,
         py: Python<'_>,
         n_jobs: usize,
-        work: impl FnOnce(&regression::ForestRegressor, &ThreadPool) -> crate::Result<T> + Send,
+        work: impl FnOnce(&ForestRegressor, &ThreadPool) -> Result<T> + Send,
     ) -> PyResult<T> {
-        self.inner.read_prepared(
-            py,
-            n_jobs,
-            regression::ForestRegressor::posterior_is_fresh,
-            regression::ForestRegressor::ensure_posterior,
-            |model, call| work(model, call.pool),
-        )
+        self.inner
+            .read_prepared(py, n_jobs, is_ready, prepare, |model, call| {
+                work(regressor(model)?, call.pool)
+            })
     }
 }
 
 #[pymethods]
-impl ForestRegressor {
-    /// `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None: heuristic); `noise_variance`:
-    /// a number, "heuristic" (None) or "within_leaf"; `posterior`: "exact" or "fast";
-    /// `scale_features`: map inputs to the unit box of the first training points.
-    #[new]
+impl Forest {
+    /// A regression forest. `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None:
+    /// heuristic); `noise_variance`: a number, "heuristic" (None) or "within_leaf";
+    /// `posterior`: "exact" or "fast"; `scale_features`: map inputs to the unit box of the
+    /// first training points.
+    #[staticmethod]
     #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None, posterior="exact", scale_features=true))]
     #[allow(clippy::too_many_arguments)]
-    fn new(
+    fn regressor(
         n_features: usize,
         lifetime: f64,
         min_samples_split: usize,
@@ -62,70 +113,100 @@ impl ForestRegressor {
         posterior: &str,
         scale_features: bool,
     ) -> PyResult<Self> {
-        let mode = match posterior {
-            "exact" => PosteriorMode::Exact,
-            "fast" => PosteriorMode::Fast,
-            other => {
-                return Err(to_py_err(Error::InvalidParameter {
-                    name: "posterior",
-                    reason: format!("must be 'exact' or 'fast', got {other:?}"),
-                }))
-            }
-        };
         let noise_variance = match noise_variance {
             None => NoiseVariance::Heuristic,
             Some(v) => match v.extract::<f64>() {
                 Ok(value) => NoiseVariance::Fixed(value),
-                Err(_) => match v.extract::<String>()?.as_str() {
-                    "heuristic" => NoiseVariance::Heuristic,
-                    "within_leaf" => NoiseVariance::WithinLeaf,
-                    other => {
-                        return Err(to_py_err(Error::InvalidParameter {
-                            name: "noise_variance",
-                            reason: format!(
-                                "must be a number > 0, 'heuristic' or 'within_leaf', got {other:?}"
-                            ),
-                        }))
-                    }
-                },
+                Err(_) => NoiseVariance::named(&v.extract::<String>()?).map_err(to_py_err)?,
             },
         };
-        let params = TreeParams::new(lifetime, min_samples_split);
-        let mut forest = MondrianForest::new(params, n_features, seed).map_err(to_py_err)?;
-        if scale_features {
-            forest = forest.with_unit_box_inputs();
-        }
-        let mut inner = regression::ForestRegressor::new(forest);
-        inner.overrides = PriorOverrides {
+        let forest = empty_forest(
+            n_features,
+            lifetime,
+            min_samples_split,
+            seed,
+            scale_features,
+        )?;
+        let mut model = ForestRegressor::new(forest);
+        model.overrides = PriorOverrides {
             mean: prior_mean,
             gamma1,
             gamma2,
             noise_variance,
         };
-        inner.mode = mode;
+        model.mode = PosteriorMode::named(posterior).map_err(to_py_err)?;
         Ok(Self {
-            inner: Handle::new(inner),
+            inner: Handle::new(ForestModel::Regressor(model)),
         })
     }
 
-    /// Batch fit of `n_trees` trees, `slice` at a time; `progress(done)` is called between slices.
+    /// A classification forest for `n_classes` classes: discounts exp(−`discount_rate` · Δ),
+    /// cuts chosen among `tries` dimensions × `locations` candidates by information gain
+    /// (1 × 1: the label-blind Mondrian).
+    #[staticmethod]
+    #[pyo3(signature = (n_features, n_classes, lifetime, min_samples_split, seed, discount_rate, tries=1, locations=1, scale_features=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn classifier(
+        n_features: usize,
+        n_classes: usize,
+        lifetime: f64,
+        min_samples_split: usize,
+        seed: u64,
+        discount_rate: f64,
+        tries: usize,
+        locations: usize,
+        scale_features: bool,
+    ) -> PyResult<Self> {
+        let forest = empty_forest(
+            n_features,
+            lifetime,
+            min_samples_split,
+            seed,
+            scale_features,
+        )?;
+        let guidance = Guidance { tries, locations };
+        let model = ForestClassifier::new(forest, n_classes, discount_rate, guidance);
+        Ok(Self {
+            inner: Handle::new(ForestModel::Classifier(model)),
+        })
+    }
+
+    /// Batch fit of `n_trees` trees, `slice` at a time; `progress(done)` is called between
+    /// slices. `y`: float64 targets (regression) or uint32 class indices (classification).
     #[pyo3(signature = (x, y, n_trees, n_jobs, slice, progress=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
         &self,
         py: Python<'_>,
         x: PyReadonlyArray2<'_, f64>,
-        y: PyReadonlyArray1<'_, f64>,
+        y: Bound<'_, PyAny>,
         n_trees: usize,
         n_jobs: usize,
         slice: usize,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<()> {
-        let (x, y) = (x.as_array(), y.as_array());
+        let x = x.as_array();
+        let targets: Option<PyReadonlyArray1<'_, f64>> = y.extract().ok();
+        let labels: Option<PyReadonlyArray1<'_, u32>> = y.extract().ok();
+        let (targets, labels) = (
+            targets.as_ref().map(|t| t.as_array()),
+            labels.as_ref().map(|l| l.as_array()),
+        );
         self.inner.write(py, n_jobs, Length::Long, |model, call| {
-            model.fit(&x, &y, n_trees, slice, call.pool, call.interrupt, |done| {
-                call.notify(&progress, &[done])
-            })
+            let (pool, stop) = (call.pool, call.interrupt);
+            let report = |done| call.notify(&progress, &[done]);
+            match (model, targets, labels) {
+                (ForestModel::Regressor(m), Some(y), _) => {
+                    m.fit(&x, &y, n_trees, slice, pool, stop, report)
+                }
+                (ForestModel::Classifier(m), _, Some(y)) => {
+                    m.fit(&x, &y, n_trees, slice, pool, stop, report)
+                }
+                _ => Err(Error::InvalidInput(
+                    "y must be float64 targets for a regressor, uint32 classes for a classifier"
+                        .into(),
+                )),
+            }
         })
     }
 
@@ -134,23 +215,36 @@ impl ForestRegressor {
         &self,
         py: Python<'_>,
         x: PyReadonlyArray2<'_, f64>,
-        y: PyReadonlyArray1<'_, f64>,
+        y: Bound<'_, PyAny>,
         n_jobs: usize,
     ) -> PyResult<()> {
-        let (x, y) = (x.as_array(), y.as_array());
+        let x = x.as_array();
+        let targets: Option<PyReadonlyArray1<'_, f64>> = y.extract().ok();
+        let labels: Option<PyReadonlyArray1<'_, u32>> = y.extract().ok();
+        let (targets, labels) = (
+            targets.as_ref().map(|t| t.as_array()),
+            labels.as_ref().map(|l| l.as_array()),
+        );
         self.inner.write(py, n_jobs, Length::Short, |model, call| {
-            model.partial_fit(&x, &y, call.pool)
+            match (model, targets, labels) {
+                (ForestModel::Regressor(m), Some(y), _) => m.partial_fit(&x, &y, call.pool),
+                (ForestModel::Classifier(m), _, Some(y)) => m.partial_fit(&x, &y, call.pool),
+                _ => Err(Error::InvalidInput(
+                    "y must be float64 targets for a regressor, uint32 classes for a classifier"
+                        .into(),
+                )),
+            }
         })
     }
 
-    /// Whether the posterior is up to date (false after `partial_fit`; predictions bring it
-    /// up to date first).
+    /// Whether a regression posterior is up to date (false after `partial_fit`; predictions
+    /// bring it up to date first).
     #[getter]
     fn posterior_is_fresh(&self, py: Python<'_>) -> bool {
-        self.inner.peek(py, |m| m.posterior_is_fresh())
+        self.inner.peek(py, is_ready)
     }
 
-    /// Predictive mean and variance of the branch-off mixture at each row.
+    /// Regression: predictive mean and variance of the branch-off mixture at each row.
     #[allow(clippy::type_complexity)]
     fn predict<'py>(
         &self,
@@ -159,11 +253,11 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
         let x = x.as_array();
-        let (mean, var) = self.with_posterior(py, n_jobs, |m, pool| m.predict(&x, pool))?;
+        let (mean, var) = self.with_regressor(py, n_jobs, |m, pool| m.predict(&x, pool))?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
-    /// Quantiles `levels` of the predictive mixture at each row (N × L).
+    /// Regression: quantiles `levels` of the predictive mixture at each row (N × L).
     fn quantiles<'py>(
         &self,
         py: Python<'py>,
@@ -172,11 +266,11 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.as_array();
-        let out = self.with_posterior(py, n_jobs, |m, pool| m.quantiles(&x, &levels, pool))?;
+        let out = self.with_regressor(py, n_jobs, |m, pool| m.quantiles(&x, &levels, pool))?;
         Ok(out.into_pyarray(py))
     }
 
-    /// log p(y_i | x_i) under the predictive mixture.
+    /// Regression: log p(y_i | x_i) under the predictive mixture.
     fn log_density<'py>(
         &self,
         py: Python<'py>,
@@ -185,13 +279,13 @@ impl ForestRegressor {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let (x, y) = (x.as_array(), y.as_array());
-        let out = self.with_posterior(py, n_jobs, |m, pool| m.log_density(&x, &y, pool))?;
+        let out = self.with_regressor(py, n_jobs, |m, pool| m.log_density(&x, &y, pool))?;
         Ok(out.into_pyarray(py))
     }
 
-    /// The prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
+    /// Regression: the prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
     fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
-        let p = self.with_posterior(py, n_jobs, |m, _| m.prior())?;
+        let p = self.with_regressor(py, n_jobs, |m, _| m.prior())?;
         let out = PyDict::new(py);
         out.set_item("mean", p.mean)?;
         out.set_item("gamma1", p.gamma1)?;
@@ -200,8 +294,7 @@ impl ForestRegressor {
         Ok(out)
     }
 
-    /// Posterior mean and variance of every node mean of tree `index` (node order as in
-    /// `tree_arrays`).
+    /// Regression: posterior mean and variance of every node mean of tree `index`.
     #[allow(clippy::type_complexity)]
     fn node_posterior<'py>(
         &self,
@@ -209,11 +302,41 @@ impl ForestRegressor {
         index: usize,
         n_jobs: usize,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
-        let (mean, var): (Vec<f64>, Vec<f64>) = self.with_posterior(py, n_jobs, |m, _| {
+        let (mean, var): (Vec<f64>, Vec<f64>) = self.with_regressor(py, n_jobs, |m, _| {
             m.node_posteriors(index)
                 .map(|p| p.into_iter().map(|g| (g.mean, g.var)).unzip())
         })?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
+    }
+
+    /// Classification: class probabilities at each row (N × K).
+    fn predict_proba<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let x = x.as_array();
+        let out = self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            classifier(model)?.predict_proba(&x, call.pool)
+        })?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// Classification: the class counts of every node of tree `index` (n_nodes × K).
+    fn node_counts<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        let (k, counts) = self
+            .inner
+            .peek(py, |model| {
+                let m = classifier(model)?;
+                Ok::<_, Error>((m.n_classes, m.node_counts(index)?.to_vec()))
+            })
+            .map_err(to_py_err)?;
+        Ok(super::arrays::to_array2(counts.len() / k.max(1), k, counts)?.into_pyarray(py))
     }
 
     /// Leaf id of every point in every tree (N × M).
@@ -225,7 +348,7 @@ impl ForestRegressor {
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
         let x = x.as_array();
         let out = self.inner.read(py, n_jobs, Length::Short, |model, call| {
-            model.forest.apply(&x, call.pool)
+            model.forest().apply(&x, call.pool)
         })?;
         Ok(out.into_pyarray(py))
     }
@@ -236,86 +359,44 @@ impl ForestRegressor {
         &self,
         py: Python<'py>,
     ) -> Option<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
-        let map = self.inner.peek(py, |m| m.forest.input_map().cloned())?;
+        let map = self.inner.peek(py, |m| m.forest().input_map().cloned())?;
         Some((map.offset.into_pyarray(py), map.scale.into_pyarray(py)))
     }
 
     /// Number of trees.
     #[getter]
     fn n_trees(&self, py: Python<'_>) -> usize {
-        self.inner.peek(py, |m| m.forest.trees.len())
+        self.inner.peek(py, |m| m.forest().trees.len())
     }
 
     /// Number of stored training points.
     #[getter]
     fn n_rows(&self, py: Python<'_>) -> usize {
-        self.inner.peek(py, |m| m.forest.n_rows())
+        self.inner.peek(py, |m| m.forest().n_rows())
     }
 
     /// Number of leaves of each tree.
     fn n_leaves<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
         let counts: Vec<u64> = self.inner.peek(py, |m| {
-            (m.forest.trees.iter())
+            (m.forest().trees.iter())
                 .map(|t| t.n_leaves() as u64)
                 .collect()
         });
         counts.into_pyarray(py)
     }
 
-    /// The node arrays of tree `index`: `parent`, `left`, `right`, `split_dim` (−1 marks none),
-    /// `threshold`, `tau`, `lower`, `upper` (n_nodes × D), `n_samples` and `root`.
+    /// The node arrays of tree `index` (see `tree_arrays.rs`).
     fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
-        let ids = |v: &mut dyn Iterator<Item = u32>| -> Vec<i64> {
-            v.map(|i| {
-                if i == crate::mondrian::NONE {
-                    -1
-                } else {
-                    i as i64
-                }
-            })
-            .collect()
-        };
-        let arrays = self.inner.peek(py, |inner| {
-            let trees = &inner.forest.trees;
-            let tree = trees.get(index).ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "tree index {index} out of range for {} trees",
-                    trees.len()
-                ))
-            })?;
-            let (n, d) = (tree.n_nodes(), tree.n_features);
-            let boxes = |v: &mut dyn Iterator<Item = &f64>| {
-                numpy::ndarray::Array2::from_shape_vec((n, d), v.copied().collect())
-                    .map_err(|e| Error::Corrupt(e.to_string()))
-            };
-            let field = |f: fn(&Node) -> u32| ids(&mut tree.nodes.iter().map(f));
-            Ok::<_, Error>((
-                tree.root,
-                ids(&mut tree.parent.iter().copied()),
-                [field(|c| c.left), field(|c| c.right), field(|c| c.dim)],
-                tree.nodes.iter().map(|c| c.threshold).collect::<Vec<f64>>(),
-                tree.nodes.iter().map(|c| c.tau).collect::<Vec<f64>>(),
-                [
-                    boxes(&mut (0..n as u32).flat_map(|j| tree.lower(j)))?,
-                    boxes(&mut (0..n as u32).flat_map(|j| tree.upper(j)))?,
-                ],
-                tree.nodes.iter().map(|c| c.n_samples).collect::<Vec<u32>>(),
-            ))
+        let (tree, n_trees) = self.inner.peek(py, |m| {
+            let trees = &m.forest().trees;
+            (trees.get(index).cloned(), trees.len())
         });
-        let (root, parent, [left, right, dim], threshold, tau, [lower, upper], n_samples) =
-            arrays.map_err(to_py_err)?;
-        let out = PyDict::new(py);
-        out.set_item("root", ids(&mut std::iter::once(root))[0])?;
-        out.set_item("parent", parent.into_pyarray(py))?;
-        out.set_item("left", left.into_pyarray(py))?;
-        out.set_item("right", right.into_pyarray(py))?;
-        out.set_item("split_dim", dim.into_pyarray(py))?;
-        out.set_item("threshold", threshold.into_pyarray(py))?;
-        out.set_item("tau", tau.into_pyarray(py))?;
-        out.set_item("lower", lower.into_pyarray(py))?;
-        out.set_item("upper", upper.into_pyarray(py))?;
-        out.set_item("n_samples", n_samples.into_pyarray(py))?;
-        Ok(out)
+        let tree = tree.ok_or_else(|| {
+            to_py_err(Error::InvalidInput(format!(
+                "tree index {index} out of range for {n_trees} trees"
+            )))
+        })?;
+        tree_arrays(py, &tree)
     }
 
     /// Versioned bytes of the whole fitted state.
@@ -326,7 +407,7 @@ impl ForestRegressor {
     /// Inverse of `to_bytes`; rejects corrupt or foreign bytes with `ValueError`.
     #[staticmethod]
     fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        let inner = pickle::from_py_bytes(bytes, regression::ForestRegressor::is_consistent)?;
+        let inner = pickle::from_py_bytes(bytes, ForestModel::is_consistent)?;
         Ok(Self { inner })
     }
 
@@ -334,6 +415,6 @@ impl ForestRegressor {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        pickle::reduce(py, "ForestRegressor", self.to_bytes(py)?)
+        pickle::reduce(py, "Forest", self.to_bytes(py)?)
     }
 }

@@ -9,13 +9,14 @@ mod linalg;
 mod partition;
 mod pickle;
 mod run;
+mod tree_arrays;
 
 use pyo3::prelude::*;
 
 /// The compiled core of mondrian_learn.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<forest::ForestRegressor>()?;
+    m.add_class::<forest::Forest>()?;
     m.add_class::<kernel::KernelFeatures>()?;
     m.add_class::<kernel::KernelRidge>()?;
     m.add_class::<partition::PartitionKernel>()?;

@@ -27,6 +27,20 @@ pub enum PosteriorMode {
     Fast,
 }
 
+impl PosteriorMode {
+    /// The mode called `name`: "exact" or "fast".
+    pub fn named(name: &str) -> Result<Self> {
+        match name {
+            "exact" => Ok(Self::Exact),
+            "fast" => Ok(Self::Fast),
+            other => Err(Error::InvalidParameter {
+                name: "posterior",
+                reason: format!("must be 'exact' or 'fast', got {other:?}"),
+            }),
+        }
+    }
+}
+
 impl ForestRegressor {
     /// Online update: extends every tree with the new points (conditional Mondrian), then
     /// updates the posterior as `mode` says. Everything is checked before anything changes.

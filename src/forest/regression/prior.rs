@@ -94,6 +94,22 @@ pub enum NoiseVariance {
     Fixed(f64),
 }
 
+impl NoiseVariance {
+    /// The rule called `name`: "heuristic" or "within_leaf".
+    pub fn named(name: &str) -> Result<Self> {
+        match name {
+            "heuristic" => Ok(Self::Heuristic),
+            "within_leaf" => Ok(Self::WithinLeaf),
+            other => Err(Error::InvalidParameter {
+                name: "noise_variance",
+                reason: format!(
+                    "must be a number > 0, 'heuristic' or 'within_leaf', got {other:?}"
+                ),
+            }),
+        }
+    }
+}
+
 /// Caller-fixed hyper-parameters of the Gaussian prior (`None`: the heuristic).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct PriorOverrides {

@@ -1,0 +1,287 @@
+//! Mondrian forest classification (Lakshminarayanan, Roy & Teh, "Mondrian Forests: Efficient
+//! Online Random Forests", NIPS 2014): the same Mondrian trees as the regressor, except that a
+//! block whose points all share one class pauses (and resumes when online updates bring
+//! another class); every node keeps its class counts ([`counts`]); the predictive smooths them
+//! hierarchically ([`smoothing`]) and integrates over where a test point may branch off its
+//! path ([`predictive`]). Cuts may be guided by the labels ([`crate::mondrian::guided`], the
+//! label-guided-splits poster) with information gain ([`entropy`]).
+
+pub mod counts;
+pub mod entropy;
+pub mod predictive;
+pub mod smoothing;
+
+use super::MondrianForest;
+use crate::error::{Error, Result};
+use crate::mondrian::guided::{Guidance, Guided};
+use crate::mondrian::policy::PausePureBlocks;
+use crate::parallel::Interrupt;
+use counts::{tree_counts, update_counts};
+use entropy::ClassEntropy;
+use ndarray::{ArrayView1, ArrayView2};
+use rayon::prelude::*;
+use rayon::ThreadPool;
+use serde::{Deserialize, Serialize};
+
+/// A forest plus the classes of its points and every node's class counts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ForestClassifier {
+    pub forest: MondrianForest,
+    /// Class index (0..K) of every stored point.
+    labels: Vec<u32>,
+    pub n_classes: usize,
+    /// Per tree, the class counts of every node (n_nodes × K, row-major).
+    counts: Vec<Vec<u32>>,
+    /// γ of the discounts d_j = exp(−γ Δ_j) (the paper: 10 · D).
+    pub discount_rate: f64,
+    pub guidance: Guidance,
+}
+
+/// The classification trees' split policy: pure blocks pause; cuts guided by information
+/// gain when `guidance` asks for candidates.
+fn policy(
+    labels: &[u32],
+    n_classes: usize,
+    guidance: Guidance,
+) -> Guided<PausePureBlocks<'_>, ClassEntropy<'_>> {
+    Guided {
+        base: PausePureBlocks { labels },
+        guidance,
+        impurity: ClassEntropy { labels, n_classes },
+    }
+}
+
+impl ForestClassifier {
+    /// Wraps an empty forest for `n_classes` classes.
+    pub fn new(
+        forest: MondrianForest,
+        n_classes: usize,
+        discount_rate: f64,
+        guidance: Guidance,
+    ) -> Self {
+        Self {
+            forest,
+            labels: Vec::new(),
+            n_classes,
+            counts: Vec::new(),
+            discount_rate,
+            guidance,
+        }
+    }
+
+    /// Errors unless `labels` are `n_rows` (> 0) class indices below K.
+    fn check_labels(&self, n_rows: usize, labels: &ArrayView1<u32>) -> Result<()> {
+        if n_rows != labels.len() || n_rows == 0 {
+            return Err(Error::InvalidInput(format!(
+                "X has {n_rows} rows but y has {} labels (both must be non-empty)",
+                labels.len()
+            )));
+        }
+        if let Some(&bad) = labels.iter().find(|&&c| c as usize >= self.n_classes) {
+            return Err(Error::InvalidInput(format!(
+                "class index {bad} out of range for {} classes",
+                self.n_classes
+            )));
+        }
+        Ok(())
+    }
+
+    /// Batch fit of `n_trees` trees, `slice` at a time, calling `progress(done)` in between.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit(
+        &mut self,
+        x: &ArrayView2<f64>,
+        labels: &ArrayView1<u32>,
+        n_trees: usize,
+        slice: usize,
+        pool: &ThreadPool,
+        interrupt: &Interrupt,
+        progress: impl FnMut(usize) -> Result<()>,
+    ) -> Result<()> {
+        self.check_labels(x.nrows(), labels)?;
+        if !self.labels.is_empty() {
+            return Err(Error::InvalidInput("fit needs a fresh model".into()));
+        }
+        self.forest.add_points(x)?;
+        self.labels.extend(labels.iter());
+        let rule = policy(&self.labels, self.n_classes, self.guidance);
+        self.forest
+            .grow_to(n_trees, slice, &rule, pool, interrupt, progress)?;
+        let (labels, k) = (&self.labels, self.n_classes);
+        self.counts = pool.install(|| {
+            (self.forest.trees.par_iter())
+                .map(|tree| tree_counts(tree, labels, k))
+                .collect()
+        });
+        Ok(())
+    }
+
+    /// Online update: extends every tree (conditional Mondrian; paused pure leaves resume
+    /// when a new class arrives) and updates the counts along the changed paths.
+    pub fn partial_fit(
+        &mut self,
+        x: &ArrayView2<f64>,
+        labels: &ArrayView1<u32>,
+        pool: &ThreadPool,
+    ) -> Result<()> {
+        self.check_labels(x.nrows(), labels)?;
+        if self.forest.trees.is_empty() {
+            return Err(Error::InvalidInput(
+                "partial_fit needs a fitted model".into(),
+            ));
+        }
+        let rows = self.forest.add_points(x)?;
+        self.labels.extend(labels.iter());
+        let rule = policy(&self.labels, self.n_classes, self.guidance);
+        let changed = self.forest.extend(rows, &rule, pool);
+        let (labels, k) = (&self.labels, self.n_classes);
+        let work = self.forest.trees.par_iter().zip(self.counts.par_iter_mut());
+        pool.install(|| {
+            work.zip(changed.par_iter())
+                .for_each(|((tree, counts), leaves)| update_counts(tree, labels, k, counts, leaves))
+        });
+        Ok(())
+    }
+
+    /// The class counts of every node of tree `index` (n_nodes × K).
+    pub fn node_counts(&self, index: usize) -> Result<&[u32]> {
+        self.counts.get(index).map(Vec::as_slice).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "tree index {index} out of range for {} trees",
+                self.counts.len()
+            ))
+        })
+    }
+
+    /// Checks a deserialised model.
+    pub fn is_consistent(&self) -> bool {
+        let k = self.n_classes;
+        self.forest.is_consistent()
+            && k >= 1
+            && self.discount_rate.is_finite()
+            && self.discount_rate >= 0.0
+            && self.guidance.tries >= 1
+            && self.guidance.locations >= 1
+            && self.labels.len() == self.forest.n_rows()
+            && self.labels.iter().all(|&c| (c as usize) < k)
+            && self.counts.len() == self.forest.trees.len()
+            && (self.counts.iter().zip(&self.forest.trees)).all(|(c, t)| {
+                c.len() == t.n_nodes() * k
+                    && (c.chunks_exact(k).zip(&t.nodes)).all(|(row, node)| {
+                        row.iter().map(|&v| u64::from(v)).sum::<u64>() == u64::from(node.n_samples)
+                    })
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mondrian::TreeParams;
+    use crate::parallel::pool;
+    use crate::testing::uniform_array;
+    use ndarray::{s, Array1};
+
+    /// Two classes split by x₀ + x₁ > 1, with 5 % of labels flipped.
+    fn labelled(n: usize, seed: u64) -> (ndarray::Array2<f64>, Array1<u32>) {
+        let x = uniform_array(n, 2, seed);
+        let y = (x.rows().into_iter().enumerate())
+            .map(|(i, r)| u32::from(r[0] + r[1] > 1.0) ^ u32::from(i % 20 == 0))
+            .collect();
+        (x, y)
+    }
+
+    fn classifier(guidance: Guidance) -> ForestClassifier {
+        let forest = MondrianForest::new(TreeParams::new(f64::INFINITY, 2), 2, 7).expect("valid");
+        ForestClassifier::new(forest, 2, 20.0, guidance)
+    }
+
+    fn fitted(x: &ndarray::Array2<f64>, y: &Array1<u32>, guidance: Guidance) -> ForestClassifier {
+        let mut model = classifier(guidance);
+        let p = pool(2).expect("pool");
+        model
+            .fit(
+                &x.view(),
+                &y.view(),
+                4,
+                4,
+                &p,
+                &Interrupt::default(),
+                |_| Ok(()),
+            )
+            .expect("fit");
+        model
+    }
+
+    #[test]
+    fn leaves_are_pure_and_one_candidate_gives_the_label_blind_trees() {
+        let (x, y) = labelled(300, 1);
+        let model = fitted(&x, &y, Guidance::NONE);
+        let mut blind = MondrianForest::new(TreeParams::new(f64::INFINITY, 2), 2, 7).expect("ok");
+        blind.add_points(&x.view()).expect("finite");
+        let pure = PausePureBlocks {
+            labels: y.as_slice().expect("contiguous"),
+        };
+        let p = pool(1).expect("pool");
+        blind
+            .grow_trees(4, &pure, &p, &Interrupt::default())
+            .expect("grown");
+        let bytes = |t| crate::serialize::to_bytes(t).expect("serialisable");
+        for (a, b) in model.forest.trees.iter().zip(&blind.trees) {
+            assert!(bytes(a) == bytes(b), "trees differ bit for bit");
+        }
+        for (tree, counts) in model.forest.trees.iter().zip(&model.counts) {
+            for j in (0..tree.n_nodes() as u32).filter(|&j| tree.is_leaf(j)) {
+                let row = &counts[j as usize * 2..j as usize * 2 + 2];
+                // λ = ∞: a leaf is pure, or its points coincide.
+                assert!(row.contains(&0) || tree.linear_dimension(j) == 0.0);
+            }
+        }
+        let guided = fitted(
+            &x,
+            &y,
+            Guidance {
+                tries: 2,
+                locations: 6,
+            },
+        );
+        assert!(guided.is_consistent());
+        // Guided cuts find the diagonal sooner: fewer leaves for the same (pure) partition.
+        let leaves =
+            |m: &ForestClassifier| -> usize { m.forest.trees.iter().map(|t| t.n_leaves()).sum() };
+        assert!(
+            leaves(&guided) < leaves(&model),
+            "{} vs {}",
+            leaves(&guided),
+            leaves(&model)
+        );
+    }
+
+    #[test]
+    fn pure_blocks_pause_and_resume_and_counts_follow_online_updates() {
+        let (x, y) = labelled(400, 2);
+        let zeros = Array1::<u32>::zeros(50);
+        let mut model = fitted(&x.slice(s![..50, ..]).to_owned(), &zeros, Guidance::NONE);
+        assert!(model.forest.trees.iter().all(|t| t.n_nodes() == 1));
+        let p = pool(2).expect("pool");
+        model
+            .partial_fit(
+                &x.slice(s![50..51, ..]),
+                &Array1::from(vec![1u32]).view(),
+                &p,
+            )
+            .expect("update");
+        assert!(model.forest.trees.iter().all(|t| t.n_nodes() > 1));
+        for chunk in [51..52, 52..200, 200..400] {
+            let (xs, ys) = (x.slice(s![chunk.clone(), ..]), y.slice(s![chunk]));
+            model.partial_fit(&xs, &ys, &p).expect("update");
+        }
+        assert!(model.is_consistent());
+        for (tree, counts) in model.forest.trees.iter().zip(&model.counts) {
+            assert_eq!(counts, &tree_counts(tree, &model.labels, 2));
+        }
+        assert!(model
+            .partial_fit(&x.slice(s![..1, ..]), &Array1::from(vec![2u32]).view(), &p)
+            .is_err());
+    }
+}
