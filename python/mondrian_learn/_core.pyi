@@ -40,6 +40,7 @@ class Forest:
         min_samples_split: int,
         seed: int,
         discount_rate: float,
+        min_discount: float = 0.0,
         tries: int = 1,
         locations: int = 1,
         scale_features: bool = True,

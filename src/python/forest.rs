@@ -141,10 +141,10 @@ impl Forest {
     }
 
     /// A classification forest for `n_classes` classes: discounts exp(−`discount_rate` · Δ),
-    /// cuts chosen among `tries` dimensions × `locations` candidates by information gain
-    /// (1 × 1: the label-blind Mondrian).
+    /// at least `min_discount`; cuts chosen among `tries` dimensions × `locations` candidates
+    /// by information gain (1 × 1: the label-blind Mondrian).
     #[staticmethod]
-    #[pyo3(signature = (n_features, n_classes, lifetime, min_samples_split, seed, discount_rate, tries=1, locations=1, scale_features=true))]
+    #[pyo3(signature = (n_features, n_classes, lifetime, min_samples_split, seed, discount_rate, min_discount=0.0, tries=1, locations=1, scale_features=true))]
     #[allow(clippy::too_many_arguments)]
     fn classifier(
         n_features: usize,
@@ -153,6 +153,7 @@ impl Forest {
         min_samples_split: usize,
         seed: u64,
         discount_rate: f64,
+        min_discount: f64,
         tries: usize,
         locations: usize,
         scale_features: bool,
@@ -165,7 +166,8 @@ impl Forest {
             scale_features,
         )?;
         let guidance = Guidance { tries, locations };
-        let model = ForestClassifier::new(forest, n_classes, discount_rate, guidance);
+        let discounts = (discount_rate, min_discount);
+        let model = ForestClassifier::new(forest, n_classes, discounts, guidance);
         Ok(Self {
             inner: Handle::new(ForestModel::Classifier(model)),
         })

@@ -34,6 +34,8 @@ pub struct ForestClassifier {
     counts: Vec<Vec<u32>>,
     /// γ of the discounts d_j = exp(−γ Δ_j) (the paper: 10 · D).
     pub discount_rate: f64,
+    /// The least discount of any node (keeps every class's probability positive).
+    pub min_discount: f64,
     pub guidance: Guidance,
 }
 
@@ -56,7 +58,7 @@ impl ForestClassifier {
     pub fn new(
         forest: MondrianForest,
         n_classes: usize,
-        discount_rate: f64,
+        (discount_rate, min_discount): (f64, f64),
         guidance: Guidance,
     ) -> Self {
         Self {
@@ -65,6 +67,7 @@ impl ForestClassifier {
             n_classes,
             counts: Vec::new(),
             discount_rate,
+            min_discount,
             guidance,
         }
     }
@@ -160,6 +163,7 @@ impl ForestClassifier {
             && k >= 1
             && self.discount_rate.is_finite()
             && self.discount_rate >= 0.0
+            && (0.0..=1.0).contains(&self.min_discount)
             && self.guidance.tries >= 1
             && self.guidance.locations >= 1
             && self.labels.len() == self.forest.n_rows()
@@ -193,7 +197,7 @@ mod tests {
 
     fn classifier(guidance: Guidance) -> ForestClassifier {
         let forest = MondrianForest::new(TreeParams::new(f64::INFINITY, 2), 2, 7).expect("valid");
-        ForestClassifier::new(forest, 2, 20.0, guidance)
+        ForestClassifier::new(forest, 2, (20.0, 0.0), guidance)
     }
 
     fn fitted(x: &ndarray::Array2<f64>, y: &Array1<u32>, guidance: Guidance) -> ForestClassifier {

@@ -9,6 +9,12 @@
 //! mean) as base, and the expected discount over its birth time, as the authors' code does;
 //! far from the data the point branches off near the root, where the base is nearly uniform,
 //! so the prediction falls back smoothly towards the prior.
+//!
+//! Every discount is at least `min_discount` (our addition): with an infinite lifetime a
+//! leaf's discount exp(−γ · ∞) is 0, so a pure leaf predicts exact 0/1 probabilities (an
+//! infinite log loss for any point it misclassifies); with the floor every node passes a
+//! little of its mass to its parent's distribution, down from the uniform base at the root,
+//! so every class keeps a positive probability.
 
 use super::smoothing::{discount, ikn_counts, posterior_mean};
 use super::ForestClassifier;
@@ -33,7 +39,7 @@ impl PathPosterior {
         tree: &MondrianTree,
         counts: &[u32],
         k: usize,
-        rate: f64,
+        (rate, floor): (f64, f64),
         path: &[u32],
         uniform: &[f64],
     ) {
@@ -48,7 +54,7 @@ impl PathPosterior {
             } else {
                 &above[(depth - 1) * k..]
             };
-            let d = discount(rate, tree.max_split_cost(j));
+            let d = discount(rate, tree.max_split_cost(j)).max(floor);
             posterior_mean(c, d, base, &mut here[..k]);
         }
     }
@@ -68,7 +74,7 @@ impl ForestClassifier {
     pub fn predict_proba(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Array2<f64>> {
         let (k, d) = (self.n_classes, self.forest.n_features);
         let m = self.forest.trees.len();
-        let rate = self.discount_rate;
+        let (rate, floor) = (self.discount_rate, self.min_discount);
         let mut out = vec![0.0; x.nrows() * k];
         self.forest
             .for_each_query_block(x, pool, &mut out, k, |_, out, rows| {
@@ -81,7 +87,7 @@ impl ForestClassifier {
                     for (probs, group) in groups {
                         route_group(tree, group, d, &mut scratches);
                         for (p, scratch) in probs.chunks_exact_mut(k).zip(&scratches) {
-                            path.compute(tree, counts, k, rate, &scratch.path, &uniform);
+                            path.compute(tree, counts, k, (rate, floor), &scratch.path, &uniform);
                             let (_, keep) = branch_off_walk(tree, scratch, |event| {
                                 let c = &path.counts[event.depth * k..][..k];
                                 let base = path.base(event.depth, k, &uniform);
@@ -145,7 +151,7 @@ mod tests {
         (r.dim, r.threshold, r.tau, r.left, r.right) = (0, 0.5, 1.0, left, right);
         let labels = vec![0, 0, 0, 1];
         assert!(tree.is_consistent(4, &forest.params));
-        let mut model = ForestClassifier::new(forest, 2, 2.0, Guidance::NONE);
+        let mut model = ForestClassifier::new(forest, 2, (2.0, 0.0), Guidance::NONE);
         model.counts = vec![tree_counts(&tree, &labels, 2)];
         model.forest.trees = vec![tree];
         model.labels = labels;
