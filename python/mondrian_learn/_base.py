@@ -1,0 +1,77 @@
+"""What every estimator of the package shares: its parameter table, one failure behaviour,
+threads, and the checks of inputs after fitting."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, ClassVar, TypeVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from mondrian_learn._validation import (
+    as_core_array,
+    check_parameters,
+    is_core_ready,
+    resolve_n_jobs,
+)
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def restore_on_failure(method: Method) -> Method:
+    """Wrap ``fit``/``partial_fit`` so that a call that raises — any exception, a
+    ``KeyboardInterrupt`` included — leaves the estimator exactly as it was.
+
+    A shallow copy of ``vars(self)`` suffices: fits build new core handles and assign them at
+    the end, and the core's own updates (``partial_fit``) check their input before changing
+    anything. Attributes a failed call added (``n_features_in_`` from a first ``fit``) are
+    removed again.
+    """
+
+    @functools.wraps(method)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        saved = dict(vars(self))
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(saved)
+            raise
+
+    return guarded  # type: ignore[return-value]
+
+
+class EstimatorBase(BaseEstimator):
+    """Base of the package's estimators (scikit-learn conventions: ``__init__`` stores the
+    parameters, ``fit`` checks them against ``_parameter_constraints``)."""
+
+    #: Each ``__init__`` parameter and the kinds of value it accepts (see ``_validation``).
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
+
+    def _validate_params(self) -> None:
+        check_parameters(self)
+
+    def _threads(self) -> int:
+        """Threads for the core (``n_jobs`` with scikit-learn's meaning)."""
+        return resolve_n_jobs(getattr(self, "n_jobs", None))
+
+    def _fitted_input(self, X: Any) -> np.ndarray:
+        """``X`` checked against the fitted estimator, in the core's layout."""
+        check_is_fitted(self)
+        return as_core_array(validate_data(self, X, dtype=np.float64, reset=False))
+
+    def _partial_fit(self, X: Any, y: Any) -> Any:
+        """``partial_fit``'s work: ``fit`` on the first call, else send the new points to the
+        fitted core handle ``model_``.
+
+        Inputs already in the core's layout skip scikit-learn's checks, which cost far more
+        than a small update; the core itself rejects NaN/inf with a ``ValueError``.
+        """
+        if not hasattr(self, "model_"):
+            return self.fit(X, y)
+        if not is_core_ready(X, y, self.n_features_in_) or hasattr(self, "feature_names_in_"):
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
+        self.model_.partial_fit(as_core_array(X), as_core_array(y), self._threads())
+        return self
