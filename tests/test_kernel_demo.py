@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mondrian_learn._demo_kernel import run
+from mondrian_learn._demo.kernel import run
 
 
 def test_kernel_demo_prints_table_and_saves_path_plot(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mondrian_learn._demo_partition import run
+from mondrian_learn._demo.partition import run
 
 
 def test_kernel_pca_demo_prints_table_and_saves_picture(

@@ -1,4 +1,5 @@
-"""The demo behind ``python -m mondrian_learn demo``: real data, a table, a picture."""
+"""The demo's Mondrian-forest part: a table on scikit-learn's diabetes data, one tree's
+partition at three lifetimes, and the predictive uncertainty away from the data."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from sklearn.datasets import load_diabetes
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.model_selection import train_test_split
 
-from mondrian_learn import MondrianForestRegressor, _demo_flights
+from mondrian_learn.forest import MondrianForestRegressor
 
 
-def _table(seed: int) -> None:
+def table(seed: int) -> None:
     """Test RMSE and fit time on scikit-learn's bundled diabetes data (442 patients)."""
     X, y = load_diabetes(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=seed)
@@ -111,7 +112,9 @@ def _uncertainty_plot(path: Path, seed: int) -> None:
     y = np.sin(2 * np.pi * x) + rng.normal(scale=0.15, size=x.size)
     grid = np.linspace(-0.75, 1.75, 600)
     X, G = x[:, None], grid[:, None]
-    mondrian = MondrianForestRegressor(n_estimators=50, random_state=seed, noise_variance="within_leaf")
+    mondrian = MondrianForestRegressor(
+        n_estimators=50, random_state=seed, noise_variance="within_leaf"
+    )
     mean, std = mondrian.fit(X, y).predict(G, return_std=True)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4), sharey=True)
     panels = [("Mondrian forest (posterior predictive)", mean, std)]
@@ -136,26 +139,11 @@ def _uncertainty_plot(path: Path, seed: int) -> None:
     plt.close(fig)
 
 
-def run_demo(out: str, seed: int = 0) -> None:
-    """Print the table and save the plots into the folder ``out``."""
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    _table(seed)
-    _demo_flights.run(seed)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("matplotlib is not installed: pip install 'mondrian-learn[demo]' for the plots")
-        return
+def plots(folder: Path, seed: int) -> None:
+    """Save ``tree_partition.png`` and ``uncertainty.png`` into ``folder`` (needs matplotlib)."""
     for name, plot in [
         ("tree_partition.png", _partition_plot),
         ("uncertainty.png", _uncertainty_plot),
     ]:
         plot(folder / name, seed)
         print(f"saved {folder / name}")
-    from mondrian_learn._demo_partition import run as run_partition_demo
-
-    run_partition_demo(folder, seed)
-    from mondrian_learn._demo_kernel import run as run_kernel_demo
-
-    run_kernel_demo(folder, seed)
