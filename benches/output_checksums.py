@@ -8,7 +8,8 @@ every sampler, GP/kernel PCA/SVC outputs and a Bayesian-optimisation run; for se
 and ``n_jobs`` 1 and 2.
 
 The names the package used before and after the "one Mondrian core" restructuring are mapped
-by :func:`build` and :func:`handle`, so the same script runs on both sides.
+by :func:`build`, :func:`interval`, :func:`prior` and :func:`baselines_module`, so the same
+script runs on both sides.
 
 Run: ``python benches/output_checksums.py --compare benches/output_checksums.json``
 """
@@ -38,10 +39,29 @@ def build(cls: type, **params: Any) -> Any:
 
 
 def interval(model: Any, X: np.ndarray, miscoverage: float) -> np.ndarray:
-    """The central interval, by ``confidence`` (new) or ``alpha`` (old)."""
-    if "confidence" in inspect.signature(model.predict_interval).parameters:
-        return model.predict_interval(X, confidence=1 - miscoverage)
+    """The central interval at the quantile levels ``miscoverage/2`` and
+    ``1 − miscoverage/2``: by ``predict_quantiles`` (new; ``predict_interval(confidence=)``
+    would compute the lower level as ``(1 − confidence)/2``, one ulp away) or
+    ``predict_interval(alpha=)`` (old)."""
+    if hasattr(model, "predict_quantiles"):
+        return model.predict_quantiles(X, [miscoverage / 2, 1 - miscoverage / 2])
     return model.predict_interval(X, alpha=miscoverage)
+
+
+def prior(model: Any) -> list[tuple[str, float]]:
+    """``prior_`` as sorted (name, value) pairs under the names recorded before the
+    restructuring (``noise_variance`` was ``noise_var``)."""
+    return sorted((ALIASES.get(k, k), v) for k, v in model.prior_.items())
+
+
+def baselines_module() -> Any:
+    """The Laplace-kernel baselines: ``mondrian_learn.kernel.baselines`` (new) or
+    ``mondrian_learn.baselines`` (old)."""
+    try:
+        from mondrian_learn.kernel import baselines
+    except ImportError:
+        from mondrian_learn import baselines  # type: ignore[no-redef]
+    return baselines
 
 
 def digest(value: Any) -> str:
@@ -114,7 +134,7 @@ def forest_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
             out[f"{key}/online/tree0"] = digest(model.tree_arrays(0))
             out[f"{key}/online/tree6"] = digest(model.tree_arrays(6))
             out[f"{key}/online/node_posterior"] = digest(model.node_posterior(3))
-            out[f"{key}/online/prior"] = digest(sorted(model.prior_.items()))
+            out[f"{key}/online/prior"] = digest(prior(model))
             out[f"{key}/online/leaves"] = digest(model.n_leaves_)
 
 
@@ -159,8 +179,7 @@ def kernel_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
 
 
 def baseline_outputs(seed: int, out: dict[str, str]) -> None:
-    from mondrian_learn import baselines
-
+    baselines = baselines_module()
     X, y = data(seed, n=200, d=3)
     Xt = X[:50] + 0.1
     key = f"baselines/seed{seed}"

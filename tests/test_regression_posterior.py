@@ -120,7 +120,7 @@ def test_interval_is_the_exact_quantile() -> None:
     y = X[:, 1] + rng.normal(scale=0.2, size=300)
     model = MondrianForestRegressor(n_estimators=1, random_state=0).fit(X, y)
     mean, std = model.predict(X, return_std=True)
-    interval = model.predict_interval(X, alpha=0.2)
+    interval = model.predict_interval(X, confidence=0.8)
     np.testing.assert_allclose(interval[:, 0], mean + norm.ppf(0.1) * std, rtol=1e-9)
     np.testing.assert_allclose(interval[:, 1], mean + norm.ppf(0.9) * std, rtol=1e-9)
 
@@ -138,17 +138,17 @@ def test_intervals_of_the_mixture_are_calibrated_with_a_within_leaf_noise() -> N
     model = MondrianForestRegressor(random_state=0, noise_variance="within_leaf").fit(X, y)
     X_test = rng.uniform(size=(2000, 2))
     y_test = f(X_test) + rng.normal(scale=0.3, size=2000)
-    wide, narrow = model.predict_interval(X_test, 0.05), model.predict_interval(X_test, 0.5)
+    wide, narrow = model.predict_interval(X_test, 0.95), model.predict_interval(X_test, 0.5)
     mean = model.predict(X_test)
     assert np.all(wide[:, 0] < narrow[:, 0]) and np.all(narrow[:, 1] < wide[:, 1])
     assert np.all(wide[:, 0] < mean) and np.all(mean < wide[:, 1])
-    for alpha in (0.1, 0.5, 0.9):
-        interval = model.predict_interval(X_test, alpha)
+    for confidence in (0.9, 0.5, 0.1):
+        interval = model.predict_interval(X_test, confidence)
         coverage = np.mean((interval[:, 0] <= y_test) & (y_test <= interval[:, 1]))
         # Binomial sd at n = 2000 is ≤ 0.011; the paper's target is |error| ≲ 0.05.
-        assert abs(coverage - (1 - alpha)) < 0.06, (alpha, coverage)
+        assert abs(coverage - confidence) < 0.06, (confidence, coverage)
     overconfident = MondrianForestRegressor(random_state=0).fit(X, y)
-    interval = overconfident.predict_interval(X_test, 0.1)
+    interval = overconfident.predict_interval(X_test, 0.9)
     assert np.mean((interval[:, 0] <= y_test) & (y_test <= interval[:, 1])) < 0.7
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(ValueError, match="confidence"):
         model.predict_interval(X_test, 1.5)

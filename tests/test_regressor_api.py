@@ -67,8 +67,8 @@ def test_pickle_round_trip_and_continue_online(friedman) -> None:  # type: ignor
 def test_corrupt_state_is_a_value_error(friedman) -> None:  # type: ignore[no-untyped-def]
     X, y = friedman
     model = MondrianForestRegressor(n_estimators=2, random_state=0).fit(X[:100], y[:100])
-    blob = model.forest_.to_bytes()
-    restore = type(model.forest_).from_bytes
+    blob = model.model_.to_bytes()
+    restore = type(model.model_).from_bytes
     with pytest.raises(ValueError):
         restore(blob[: len(blob) // 2])
     with pytest.raises(ValueError):

@@ -80,8 +80,8 @@ def test_corrupted_bytes_never_crash(data) -> None:  # type: ignore[no-untyped-d
     X, y = data
     model = MondrianForestRegressor(n_estimators=2, lifetime=4.0, random_state=0)
     model.fit(X[:60], y[:60])
-    blob = bytearray(model.forest_.to_bytes())
-    restore = type(model.forest_).from_bytes
+    blob = bytearray(model.model_.to_bytes())
+    restore = type(model.model_).from_bytes
     rng = np.random.default_rng(1)
     accepted = 0
     for _ in range(400):
