@@ -12,7 +12,7 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mondrian_learn.baselines import (
+from mondrian_learn.kernel.baselines import (
     LaplaceFourierFeatures,
     LaplaceKernelRidge,
     RandomBinningFeatures,

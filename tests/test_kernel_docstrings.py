@@ -6,13 +6,20 @@ import doctest
 
 import pytest
 
-import mondrian_learn.baselines
-import mondrian_learn.kernel
-import mondrian_learn.kernel_cv
+import mondrian_learn.kernel._features
+import mondrian_learn.kernel._path_cv
+import mondrian_learn.kernel._ridge
+import mondrian_learn.kernel.baselines
 
 
 @pytest.mark.parametrize(
-    "module", [mondrian_learn.kernel, mondrian_learn.kernel_cv, mondrian_learn.baselines]
+    "module",
+    [
+        mondrian_learn.kernel._features,
+        mondrian_learn.kernel._ridge,
+        mondrian_learn.kernel._path_cv,
+        mondrian_learn.kernel.baselines,
+    ],
 )
 def test_examples(module: object) -> None:
     failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

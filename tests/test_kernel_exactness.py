@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from mondrian_learn import MondrianKernelFeatures, MondrianKernelRidge, _core
-from mondrian_learn.kernel import to_csr
+from mondrian_learn.kernel._features import to_csr
 
 RTOL, ATOL = 1e-8, 1e-12
 

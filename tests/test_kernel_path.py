@@ -7,7 +7,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from mondrian_learn import MondrianKernelRidgeCV
-from mondrian_learn.kernel_cv import default_max_lifetime
+from mondrian_learn.kernel._path_cv import default_max_lifetime
 
 
 @pytest.fixture(scope="module")

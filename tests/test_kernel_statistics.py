@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mondrian_learn import MondrianKernelFeatures
-from mondrian_learn.kernel import to_csr
+from mondrian_learn.kernel._features import to_csr
 
 DELTA = 1e-3
 
@@ -64,8 +64,8 @@ def test_features_at_an_earlier_lifetime_match_that_lifetime() -> None:
     Q = queries(rng, 2)
     n_trees, big, small = 4000, 6.0, 1.5
     model = MondrianKernelFeatures(n_trees, lifetime=big, random_state=1).fit(X)
-    Zx = to_csr(model.features_.transform(X[:15], 1, small))
-    Zq = to_csr(model.features_.transform(Q, 1, small))
+    Zx = to_csr(model.model_.transform(X[:15], 1, small))
+    Zq = to_csr(model.model_.transform(Q, 1, small))
     estimate = (Zq @ Zx.T).toarray()
     k = np.exp(-small * np.abs(Q[:, None, :] - X[:15][None, :, :]).sum(axis=2))
     assert np.all(np.abs(estimate - k) <= bernstein_tolerance(k, n_trees))

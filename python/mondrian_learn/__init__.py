@@ -5,8 +5,11 @@ estimators: validation, parameters and orchestration.
 """
 
 from mondrian_learn.forest import MondrianForestRegressor
-from mondrian_learn.kernel import MondrianKernelFeatures, MondrianKernelRidge
-from mondrian_learn.kernel_cv import MondrianKernelRidgeCV
+from mondrian_learn.kernel import (
+    MondrianKernelFeatures,
+    MondrianKernelRidge,
+    MondrianKernelRidgeCV,
+)
 from mondrian_learn.partition import (
     PartitionGPRegressor,
     PartitionKernelPCA,

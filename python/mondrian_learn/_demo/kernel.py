@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.datasets import load_diabetes
 from sklearn.model_selection import train_test_split
 
-from mondrian_learn.baselines import LaplaceKernelRidge
-from mondrian_learn.kernel_cv import MondrianKernelRidgeCV
+from mondrian_learn.kernel import MondrianKernelRidgeCV
+from mondrian_learn.kernel.baselines import LaplaceKernelRidge
 
 
 def _rmse(prediction: np.ndarray, target: np.ndarray) -> float:

@@ -1,7 +1,8 @@
 """The peers the Mondrian kernel is compared with (Balog et al., UAI 2016, §6): random
 Fourier features and random binning for the Laplace kernel (Rahimi & Recht, NIPS 2007) and
 exact Laplace kernel ridge regression. Users comparing kernels need them; the experiments in
-``benches/`` use them."""
+``benches/experiments/`` use them. Like the Mondrian kernel estimators they do not scale X:
+``lifetime`` is in the units of X as given."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 from scipy.spatial.distance import cdist
-from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.base import RegressorMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from mondrian_learn.kernel import check_alpha, check_count, check_lifetime
+from mondrian_learn._base import EstimatorBase, restore_on_failure
+from mondrian_learn._validation import COUNT, FINITE_LIFETIME, POSITIVE, RANDOM_STATE
 
 
-class LaplaceFourierFeatures(TransformerMixin, BaseEstimator):
+class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
     """Random Fourier features of the Laplace kernel exp(−λ‖x − x'‖₁) (Rahimi & Recht 2007).
 
     The kernel is a product over dimensions of exp(−λ|δ_d|), whose Fourier transform is the
@@ -31,7 +33,7 @@ class LaplaceFourierFeatures(TransformerMixin, BaseEstimator):
     n_components : int, default=50
         Number of frequencies M (2M dense features).
     lifetime : float, default=1.0
-        λ, the inverse kernel width.
+        λ ≥ 0, the inverse kernel width, in the units of X.
     random_state : int, RandomState or None, default=None
 
     Attributes
@@ -42,11 +44,17 @@ class LaplaceFourierFeatures(TransformerMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from mondrian_learn.baselines import LaplaceFourierFeatures
+    >>> from mondrian_learn.kernel.baselines import LaplaceFourierFeatures
     >>> X = np.random.default_rng(0).uniform(size=(3, 2))
     >>> LaplaceFourierFeatures(n_components=10, random_state=0).fit_transform(X).shape
     (3, 20)
     """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "n_components": COUNT,
+        "lifetime": FINITE_LIFETIME,
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(
         self,
@@ -58,6 +66,7 @@ class LaplaceFourierFeatures(TransformerMixin, BaseEstimator):
         self.lifetime = lifetime
         self.random_state = random_state
 
+    @restore_on_failure
     def fit(self, X: Any, y: Any = None) -> LaplaceFourierFeatures:
         """Draw the frequencies.
 
@@ -70,8 +79,8 @@ class LaplaceFourierFeatures(TransformerMixin, BaseEstimator):
         -------
         self : LaplaceFourierFeatures
         """
-        m = check_count("n_components", self.n_components)
-        lifetime = check_lifetime("lifetime", self.lifetime)
+        self._validate_params()
+        m, lifetime = int(self.n_components), float(self.lifetime)
         X = validate_data(self, X, dtype=np.float64)
         rng = check_random_state(self.random_state)
         self.frequencies_ = lifetime * rng.standard_cauchy(size=(X.shape[1], m))
@@ -101,7 +110,7 @@ def _row_keys(coordinates: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
-class RandomBinningFeatures(TransformerMixin, BaseEstimator):
+class RandomBinningFeatures(TransformerMixin, EstimatorBase):
     """Random binning features of the Laplace kernel (Rahimi & Recht 2007, §4).
 
     Each of M grids has, per dimension, a pitch δ_d ~ Gamma(2, scale 1/λ) and a shift
@@ -116,7 +125,7 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
     n_estimators : int, default=50
         Number of grids M.
     lifetime : float, default=1.0
-        λ, the inverse kernel width.
+        λ ≥ 0, the inverse kernel width, in the units of X.
     random_state : int, RandomState or None, default=None
 
     Attributes
@@ -129,12 +138,18 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from mondrian_learn.baselines import RandomBinningFeatures
+    >>> from mondrian_learn.kernel.baselines import RandomBinningFeatures
     >>> X = np.random.default_rng(0).uniform(size=(4, 2))
     >>> Z = RandomBinningFeatures(n_estimators=5, random_state=0).fit_transform(X)
     >>> int(Z.getnnz(axis=1).max())
     5
     """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "n_estimators": COUNT,
+        "lifetime": FINITE_LIFETIME,
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(
         self,
@@ -153,6 +168,7 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         coordinates[~np.isfinite(coordinates)] = 0
         return _row_keys(coordinates.astype(np.int64))
 
+    @restore_on_failure
     def fit(self, X: Any, y: Any = None) -> RandomBinningFeatures:
         """Draw the grids and number the bins the training points occupy.
 
@@ -165,8 +181,8 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         -------
         self : RandomBinningFeatures
         """
-        m = check_count("n_estimators", self.n_estimators)
-        lifetime = check_lifetime("lifetime", self.lifetime)
+        self._validate_params()
+        m, lifetime = int(self.n_estimators), float(self.lifetime)
         X = validate_data(self, X, dtype=np.float64)
         rng = check_random_state(self.random_state)
         scale = np.inf if lifetime == 0 else 1.0 / lifetime
@@ -204,7 +220,7 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         return scipy.sparse.csr_matrix((values, (row, col)), shape=(X.shape[0], self.n_columns_))
 
 
-class LaplaceKernelRidge(RegressorMixin, BaseEstimator):
+class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
     """Exact kernel ridge regression with the Laplace kernel exp(−λ‖x − x'‖₁), the limit the
     random features approximate: h = (K + αI)⁻¹(y − ȳ), predictions ȳ + K(x, X) h, as the
     Mondrian kernel paper's reference line (targets centred). O(N²) memory, O(N³) time.
@@ -212,9 +228,9 @@ class LaplaceKernelRidge(RegressorMixin, BaseEstimator):
     Parameters
     ----------
     lifetime : float, default=1.0
-        λ, the inverse kernel width.
+        λ ≥ 0, the inverse kernel width, in the units of X.
     alpha : float, default=1e-4
-        Ridge parameter δ².
+        Ridge penalty δ² > 0.
 
     Attributes
     ----------
@@ -226,17 +242,23 @@ class LaplaceKernelRidge(RegressorMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from mondrian_learn.baselines import LaplaceKernelRidge
+    >>> from mondrian_learn.kernel.baselines import LaplaceKernelRidge
     >>> X = np.linspace(0, 1, 20)[:, None]; y = np.sin(3 * X[:, 0])
     >>> model = LaplaceKernelRidge(lifetime=2.0).fit(X, y)
     >>> bool(np.abs(model.predict(X) - y).max() < 1e-2)
     True
     """
 
+    _parameter_constraints: dict[str, list[Any]] = {
+        "lifetime": FINITE_LIFETIME,
+        "alpha": POSITIVE,
+    }
+
     def __init__(self, lifetime: float = 1.0, alpha: float = 1e-4) -> None:
         self.lifetime = lifetime
         self.alpha = alpha
 
+    @restore_on_failure
     def fit(self, X: Any, y: Any) -> LaplaceKernelRidge:
         """Solve for the dual coefficients by a Cholesky factor of K + αI.
 
@@ -249,8 +271,8 @@ class LaplaceKernelRidge(RegressorMixin, BaseEstimator):
         -------
         self : LaplaceKernelRidge
         """
-        lifetime = check_lifetime("lifetime", self.lifetime)
-        alpha = check_alpha(self.alpha)
+        self._validate_params()
+        lifetime, alpha = float(self.lifetime), float(self.alpha)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         gram = np.exp(-lifetime * cdist(X, X, "cityblock"))
         gram[np.diag_indices_from(gram)] += alpha

@@ -3,20 +3,27 @@
 
 from __future__ import annotations
 
-import numbers
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._progress import progress_callback
-from mondrian_learn._validation import as_core_array, draw_seed, resolve_n_jobs
-from mondrian_learn.kernel import check_alpha, check_count, check_lifetime
-
-_SOLVERS = ("auto", "cholesky", "inverse", "gradient")
+from mondrian_learn._base import restore_on_failure
+from mondrian_learn._progress import PathProgress
+from mondrian_learn._validation import (
+    COUNT,
+    FINITE_LIFETIME,
+    POSITIVE,
+    Integer,
+    Options,
+    Real,
+    RealArray,
+    as_core_array,
+)
+from mondrian_learn.kernel._base import MondrianKernelBase
 
 
 def default_max_lifetime(X: np.ndarray) -> float:
@@ -43,7 +50,7 @@ def default_max_lifetime(X: np.ndarray) -> float:
     return high
 
 
-class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
+class MondrianKernelRidgeCV(RegressorMixin, MondrianKernelBase):
     """Mondrian kernel ridge with the lifetime λ (inverse kernel width) chosen on the path.
 
     M Mondrian trees are sampled once with lifetime Λ. Sweeping λ from 0 to Λ through all
@@ -67,11 +74,12 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
     n_estimators : int, default=50
         Number of trees M.
     max_lifetime : float or None, default=None
-        Λ, the end of the path. None: the lifetime at which a Mondrian process on the data's
+        Λ, the end of the path, in the units of X as given (this estimator does not scale
+        features). None: the lifetime at which a Mondrian process on the data's
         bounding box has as many expected cells as there are training points,
         Π_d (1 + Λ r_d) = N (r_d the feature ranges).
     alpha : float, default=1e-4
-        Ridge parameter δ².
+        Ridge penalty δ² > 0.
     lifetimes : int, array-like or None, default=100
         Where to evaluate: an int k — at λ = 0 and after every ⌈n_cuts/k⌉-th cut (k points,
         evenly spread over the number of features); an array — at those lifetimes (within
@@ -102,7 +110,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
     best_index_ : int
         The chosen checkpoint.
     lifetime_ : float
-        The chosen λ.
+        The chosen λ (units of X).
     max_lifetime_ : float
         Λ used.
     model_ : mondrian_learn._core.KernelRidge
@@ -120,6 +128,19 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
     >>> bool(0 < model.lifetime_ <= 10.0), len(model.path_["lifetimes"])
     (True, 31)
     """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        **MondrianKernelBase._parameter_constraints,
+        "max_lifetime": [None, *FINITE_LIFETIME],
+        "alpha": POSITIVE,
+        "lifetimes": [None, Integer(low=1), RealArray(low=0)],
+        "selection": [Options({"validation", "evidence"})],
+        "validation_fraction": [Real(low=0, high=1, closed="neither")],
+        "solver": [Options({"auto", "cholesky", "inverse", "gradient"})],
+        "max_dense_features": COUNT,
+        "gradient_tol": POSITIVE,
+        "gradient_max_iter": COUNT,
+    }
 
     def __init__(
         self,
@@ -154,31 +175,14 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
     def _checkpoints(self, max_lifetime: float) -> tuple[int | None, list[float] | None]:
         if self.lifetimes is None:
             return None, None
-        if isinstance(self.lifetimes, numbers.Integral) and not isinstance(self.lifetimes, bool):
-            return check_count("lifetimes", self.lifetimes), None
+        if Integer(low=1).is_satisfied_by(self.lifetimes):
+            return int(self.lifetimes), None
         grid = np.asarray(self.lifetimes, dtype=np.float64).ravel()
-        if grid.size == 0 or not np.all(np.isfinite(grid)) or grid.min() < 0:
-            raise ValueError(f"lifetimes must be finite numbers >= 0, got {self.lifetimes!r}")
         if grid.max() > max_lifetime:
             raise ValueError(
                 f"lifetimes must not exceed max_lifetime ({max_lifetime}), got {grid.max()}"
             )
         return None, [float(v) for v in grid]
-
-    def _check_params(self) -> None:
-        if self.selection not in ("validation", "evidence"):
-            raise ValueError(
-                f"selection must be 'validation' or 'evidence', got {self.selection!r}"
-            )
-        if self.solver not in _SOLVERS:
-            raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
-        fraction = self.validation_fraction
-        if not isinstance(fraction, numbers.Real) or not 0 < fraction < 1:
-            raise ValueError(f"validation_fraction must lie in (0, 1), got {fraction!r}")
-        check_count("max_dense_features", self.max_dense_features)
-        check_count("gradient_max_iter", self.gradient_max_iter)
-        if not isinstance(self.gradient_tol, numbers.Real) or not self.gradient_tol > 0:
-            raise ValueError(f"gradient_tol must be a number > 0, got {self.gradient_tol!r}")
 
     def _split(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Indices of the training and validation rows."""
@@ -192,6 +196,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         order = check_random_state(self.random_state).permutation(n)
         return np.sort(order[n_val:]), np.sort(order[:n_val])
 
+    @restore_on_failure
     def fit(
         self, X: Any, y: Any, X_val: Any | None = None, y_val: Any | None = None
     ) -> MondrianKernelRidgeCV:
@@ -210,10 +215,8 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         -------
         self : MondrianKernelRidgeCV
         """
-        self._check_params()
-        n_trees = check_count("n_estimators", self.n_estimators)
-        alpha = check_alpha(self.alpha)
-        n_jobs = resolve_n_jobs(self.n_jobs)
+        self._validate_params()
+        alpha, n_jobs = float(self.alpha), self._threads()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
@@ -230,21 +233,16 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         else:
             X_val = y_val = None
         max_lifetime = (
-            default_max_lifetime(train_X)
-            if self.max_lifetime is None
-            else check_lifetime("max_lifetime", self.max_lifetime)
+            default_max_lifetime(train_X) if self.max_lifetime is None else float(self.max_lifetime)
         )
         n_checkpoints, grid = self._checkpoints(max_lifetime)
-        features = _core.KernelFeatures(
-            as_core_array(train_X),
-            n_trees,
-            max_lifetime,
-            draw_seed(self.random_state),
-            n_jobs,
-            n_trees,
+        train_X = as_core_array(train_X)
+        features = self._sample_trees(
+            lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
+                train_X, int(self.n_estimators), max_lifetime, seed, n_jobs, slice_size, progress
+            )
         )
-        progress, close = self._path_progress()
-        try:
+        with PathProgress("cuts", self.verbose) as progress:
             path = features.path(
                 as_core_array(train_y),
                 None if X_val is None else as_core_array(X_val),
@@ -259,10 +257,8 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
                 int(self.gradient_max_iter),
                 False,
                 n_jobs,
-                progress,
+                progress.callback,
             )
-        finally:
-            close()
         path["solver"] = np.asarray(path["solver"])
         if self.selection == "validation":
             best = int(np.argmin(path["validation_mse"]))
@@ -286,19 +282,6 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
             )
         return self
 
-    def _path_progress(self) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
-        """A ``(progress(done, total), close())`` pair for the path (None when quiet)."""
-        if not self.verbose:
-            return None, (lambda: None)
-        state: dict[str, Any] = {}
-
-        def progress(done: int, total: int) -> None:
-            if "update" not in state:
-                state["update"], state["close"] = progress_callback(total, "cuts", self.verbose)
-            state["update"](done)
-
-        return progress, (lambda: state.get("close", lambda: None)())
-
     def predict(self, X: Any) -> np.ndarray:
         """Predictions of the refitted model at ``lifetime_``.
 
@@ -310,6 +293,5 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.model_.predict(as_core_array(X), resolve_n_jobs(self.n_jobs))
+        X = self._fitted_input(X)
+        return self.model_.predict(X, self._threads())
