@@ -69,7 +69,7 @@ def dense_from_labels(
 def test_products_match_dense_kernel(data, name: str) -> None:  # type: ignore[no-untyped-def]
     X, y, X_new = data
     kernel = RandomPartitionKernel(SAMPLERS[name], n_partitions=30, random_state=1).fit(X, y)
-    labels = kernel.core_.labels()
+    labels = kernel.model_.labels()
     assert labels.shape == (30, 400) and labels.dtype == np.uint32
     K = dense_from_labels(labels)
     # Exact up to the order of floating-point additions.
@@ -122,12 +122,12 @@ def test_random_forest_clusters_are_ancestors_at_the_drawn_depth(data) -> None: 
     kernel = RandomPartitionKernel(RandomForestPartitions(forest), 25, random_state=4).fit(
         X, y > y.mean()
     )
-    depths = kernel.core_.forest_depths()
+    depths = kernel.model_.forest_depths()
     # Refit the same forest to read scikit-learn's own decision paths.
     fitted = RandomForestPartitions(forest)._fit_forest(X, y > y.mean(), 25, kernel_seed(kernel), 1)
     for rho, (tree, d) in enumerate(zip(fitted.estimators_, depths)):
         for points, labels in [
-            (X, kernel.core_.labels()[rho]),
+            (X, kernel.model_.labels()[rho]),
             (X_new, kernel.assign(X_new)[0][rho]),
         ]:
             path = tree.decision_path(points.astype(np.float32)).tocsr()
@@ -149,7 +149,7 @@ def test_random_forest_clusters_are_ancestors_at_the_drawn_depth(data) -> None: 
                     assert got[0] != FRESH
                 else:
                     assert got[0] == FRESH
-        assert len(np.unique(kernel.core_.labels()[rho])) == len(train_stop)
+        assert len(np.unique(kernel.model_.labels()[rho])) == len(train_stop)
     assert set(depths) != {depths[0]}
 
 
@@ -192,7 +192,7 @@ def test_fast_cluster_levels_and_callable_rules(data) -> None:  # type: ignore[n
     for rho in range(12):
         raw = rules[rho](X_new)
         # Same raw cluster ⇒ same id, and ids match the training points' ids.
-        train = callable_kernel.core_.labels()[rho]
+        train = callable_kernel.model_.labels()[rho]
         for c in np.unique(raw):
             ids = np.unique(labels[rho][raw == c])
             assert len(ids) == 1
@@ -206,7 +206,9 @@ def test_results_do_not_depend_on_n_jobs(data) -> None:  # type: ignore[no-untyp
         results = []
         for n_jobs in (1, 2, 7):
             kernel = RandomPartitionKernel(sampler, 20, random_state=7, n_jobs=n_jobs).fit(X, y)
-            results.append((kernel.core_.labels(), kernel.matmul(V), kernel.cross_matmul(X_new, V)))
+            results.append(
+                (kernel.model_.labels(), kernel.matmul(V), kernel.cross_matmul(X_new, V))
+            )
         for other in results[1:]:
             for a, b in zip(other, results[0]):
                 np.testing.assert_array_equal(a, b)
@@ -218,11 +220,11 @@ def test_pickle_round_trip(data) -> None:  # type: ignore[no-untyped-def]
         kernel = RandomPartitionKernel(sampler, 10, random_state=0).fit(X, y)
         copy = pickle.loads(pickle.dumps(kernel))
         np.testing.assert_array_equal(copy.kernel_matrix(X_new), kernel.kernel_matrix(X_new))
-    blob = kernel.core_.to_bytes()
+    blob = kernel.model_.to_bytes()
     with pytest.raises(ValueError):
-        type(kernel.core_).from_bytes(blob[: len(blob) // 2])
+        type(kernel.model_).from_bytes(blob[: len(blob) // 2])
     with pytest.raises(ValueError, match="not a mondrian-learn model"):
-        type(kernel.core_).from_bytes(b"garbage bytes")
+        type(kernel.model_).from_bytes(b"garbage bytes")
 
 
 def test_bad_input_is_a_value_error(data) -> None:  # type: ignore[no-untyped-def]
@@ -257,4 +259,4 @@ def test_bad_input_is_a_value_error(data) -> None:  # type: ignore[no-untyped-de
     with pytest.raises(ValueError, match="one label per point"):
         RandomPartitionKernel(lambda X, y, rng: lambda Z: np.zeros(3)).fit(X)
     with pytest.raises(ValueError):
-        type(kernel.core_).from_labels(np.array([[0, 5, 1]], dtype=np.uint32))
+        type(kernel.model_).from_labels(np.array([[0, 5, 1]], dtype=np.uint32))

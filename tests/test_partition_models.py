@@ -18,7 +18,7 @@ from mondrian_learn.partition import (
     RandomForestPartitions,
     RandomPartitionKernel,
 )
-from mondrian_learn.solvers import MarginalLikelihood
+from mondrian_learn.partition._marginal_likelihood import MarginalLikelihood
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_preconditioner_formula_and_iteration_counts(data) -> None:  # type: ign
     X, y, _ = data
     kernel = RandomPartitionKernel(RandomForestPartitions(), 100, random_state=0).fit(X, y)
     s, noise = 1.0, 0.01
-    labels = kernel.core_.labels()
+    labels = kernel.model_.labels()
     # The core's operator equals the average of dense inverses (checked on the first five
     # partitions: five dense 800 × 800 solves).
     from mondrian_learn import _core
@@ -111,7 +111,7 @@ def test_lanczos_quadrature_matches_dense_log_likelihood(data) -> None:  # type:
     K = kernel.kernel_matrix()
     yc = y - y.mean()
     n_probes = 24
-    ml = MarginalLikelihood(kernel.core_, yc, n_probes, 80, seed=3, n_jobs=2)
+    ml = MarginalLikelihood(kernel.model_, yc, n_probes, 80, seed=3, n_jobs=2)
     values, vectors = np.linalg.eigh(K)
     for rho in (0.01, 0.1, 1.0):
         A = K + rho * np.eye(800)

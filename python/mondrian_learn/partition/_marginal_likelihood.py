@@ -48,8 +48,8 @@ class MarginalLikelihood:
 
     Parameters
     ----------
-    core : mondrian_learn._core.PartitionKernel
-        The kernel ``K`` (its ``lanczos`` method runs the recurrences).
+    model : mondrian_learn._core.PartitionKernel
+        The kernel ``K`` (``_core.lanczos`` runs the recurrences on it).
     y : ndarray of shape (N,)
         Centred targets.
     n_probes, steps : int
@@ -60,7 +60,7 @@ class MarginalLikelihood:
     """
 
     def __init__(
-        self, core: Any, y: np.ndarray, n_probes: int, steps: int, seed: int, n_jobs: int
+        self, model: Any, y: np.ndarray, n_probes: int, steps: int, seed: int, n_jobs: int
     ) -> None:
         n = y.shape[0]
         self.n = n
@@ -70,7 +70,7 @@ class MarginalLikelihood:
         if norms2[0] == 0:
             # y ≡ 0: the data-fit term vanishes; any start gives the log-determinant.
             starts[:, 0] = probes[:, 0]
-        tri = _core.lanczos(core, starts, int(steps), n_jobs)
+        tri = _core.lanczos(model, starts, int(steps), n_jobs)
         nodes = [gauss_nodes(a, b, w) for (a, b), w in zip(tri, norms2)]
         self._y = nodes[0] if norms2[0] > 0 else (np.zeros(1), np.zeros(1))
         self._probes = nodes[1:]
