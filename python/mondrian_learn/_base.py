@@ -4,6 +4,7 @@ threads, and the checks of inputs after fitting."""
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
@@ -43,6 +44,41 @@ def restore_on_failure(method: Method) -> Method:
     return guarded  # type: ignore[return-value]
 
 
+#: The standard arguments of the estimators' methods, documented once (see :func:`document`).
+ARGUMENTS = {
+    "X": "X : array-like of shape (n_samples, n_features)",
+    "y": "y : array-like of shape (n_samples,)",
+    "y ignored": "y : ignored",
+    "y or None": (
+        "y : array-like of shape (n_samples,) or None\n"
+        "    Only used by supervised samplers (Random Forest)."
+    ),
+}
+
+
+def document(*arguments: str, returns: str = "self") -> Callable[[Method], Method]:
+    """Complete a method's docstring with its numpydoc ``Parameters`` (the standard
+    arguments, by key of :data:`ARGUMENTS`) and ``Returns`` sections."""
+
+    def decorate(method: Method) -> Method:
+        parameters = "\n".join(ARGUMENTS[name] for name in arguments)
+        method.__doc__ = (
+            f"{inspect.cleandoc(method.__doc__ or '')}\n\nParameters\n----------\n"
+            f"{parameters}\n\nReturns\n-------\n{returns}\n"
+        )
+        return method
+
+    return decorate
+
+
+def store_params(estimator: Any, params: dict[str, Any]) -> None:
+    """All an ``__init__`` does in scikit-learn's convention: store each of its arguments
+    (``locals()``) under its own name, unchanged."""
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 class EstimatorBase(BaseEstimator):
     """Base of the package's estimators (scikit-learn conventions: ``__init__`` stores the
     parameters, ``fit`` checks them against ``_parameter_constraints``)."""
@@ -62,13 +98,20 @@ class EstimatorBase(BaseEstimator):
         check_is_fitted(self)
         return as_core_array(validate_data(self, X, dtype=np.float64, reset=False))
 
-    def _partial_fit(self, X: Any, y: Any) -> Any:
-        """``partial_fit``'s work: ``fit`` on the first call, else send the new points to the
-        fitted core handle ``model_``.
 
-        Inputs already in the core's layout skip scikit-learn's checks, which cost far more
-        than a small update; the core itself rejects NaN/inf with a ``ValueError``.
-        """
+class OnlineMixin:
+    """``partial_fit`` for estimators whose core handle ``model_`` updates itself online."""
+
+    @restore_on_failure
+    @document("X", "y")
+    def partial_fit(self, X: Any, y: Any) -> Any:
+        """Add points online: the trees are extended by the conditional Mondrian (NIPS 2014,
+        "ExtendMondrianBlock") and the model updated with them (see the class notes), so the
+        result has the distribution of a batch fit on all points seen so far.
+
+        The first call on an unfitted estimator is ``fit``. Inputs already in the core's
+        layout (C-ordered float64 ndarrays) skip scikit-learn's checks, which cost far more
+        than a small update; the core itself rejects NaN/inf with a ``ValueError``."""
         if not hasattr(self, "model_"):
             return self.fit(X, y)
         if not is_core_ready(X, y, self.n_features_in_) or hasattr(self, "feature_names_in_"):

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from mondrian_learn._base import EstimatorBase, restore_on_failure
+from mondrian_learn._base import EstimatorBase, OnlineMixin, restore_on_failure, store_params
 from mondrian_learn._progress import grow_trees
 from mondrian_learn._validation import (
     COUNT,
@@ -24,7 +24,7 @@ from mondrian_learn._validation import (
 )
 
 
-class MondrianForestBase(EstimatorBase):
+class MondrianForestBase(OnlineMixin, EstimatorBase):
     """Base of the Mondrian forest estimators (Lakshminarayanan, Roy & Teh, AISTATS 2016).
 
     M Mondrian trees with lifetime λ, sampled in parallel on the training points (tree ``m``
@@ -58,13 +58,7 @@ class MondrianForestBase(EstimatorBase):
         verbose: int = 0,
         scale_features: bool = True,
     ) -> None:
-        self.n_estimators = n_estimators
-        self.lifetime = lifetime
-        self.min_samples_split = min_samples_split
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.scale_features = scale_features
+        store_params(self, locals())
 
     def _new_model(
         self, n_features: int, lifetime: float, min_samples_split: int, seed: int
@@ -109,24 +103,6 @@ class MondrianForestBase(EstimatorBase):
         )
         self.model_ = model
         return self
-
-    @restore_on_failure
-    def partial_fit(self, X: Any, y: Any) -> Any:
-        """Add points to the trees by the conditional Mondrian extension.
-
-        The first call on an unfitted estimator fits the forest on its points. The result has
-        the distribution of a batch fit on all points seen so far.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        return self._partial_fit(X, y)
 
     def _check_tree_index(self, index: Any) -> int:
         check_is_fitted(self)

@@ -10,6 +10,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
+from mondrian_learn._base import document, store_params
 from mondrian_learn._validation import (
     POSITIVE,
     Options,
@@ -127,20 +128,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         noise_variance: float | str | None = None,
         posterior: str = "exact",
     ) -> None:
-        super().__init__(
-            n_estimators=n_estimators,
-            lifetime=lifetime,
-            min_samples_split=min_samples_split,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-            scale_features=scale_features,
-        )
-        self.prior_mean = prior_mean
-        self.gamma1 = gamma1
-        self.gamma2 = gamma2
-        self.noise_variance = noise_variance
-        self.posterior = posterior
+        store_params(self, locals())
 
     def _training_data(self, X: Any, y: Any, reset: bool) -> tuple[np.ndarray, np.ndarray]:
         return validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=reset)
@@ -224,20 +212,11 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         check_parameter("confidence", confidence, [Real(low=0, high=1, closed="neither")])
         return self.predict_quantiles(X, [(1 - confidence) / 2, (1 + confidence) / 2])
 
+    @document("X", "y", returns="log_density : ndarray of shape (n_samples,)")
     def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
         """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
 
-        The negative mean is the NLPD reported in the paper.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        log_density : ndarray of shape (n_samples,)
-        """
+        The negative mean is the NLPD reported in the paper."""
         check_is_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
         return self.model_.log_density(as_core_array(X), as_core_array(y), self._threads())

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-from mondrian_learn._base import EstimatorBase
+import numpy as np
+
+from mondrian_learn._base import EstimatorBase, document
 from mondrian_learn._progress import grow_trees
 from mondrian_learn._validation import COUNT, N_JOBS, RANDOM_STATE, VERBOSE, draw_seed
 
@@ -49,3 +51,14 @@ class MondrianKernelBase(EstimatorBase):
                 draw_seed(self.random_state), n_jobs, slice_size, progress
             ),
         )
+
+
+class RidgePredictMixin:
+    """``predict`` for the estimators whose ``model_`` is a core ``KernelRidge``."""
+
+    @document("X", returns="y_pred : ndarray of shape (n_samples,)")
+    def predict(self, X: Any) -> np.ndarray:
+        """ȳ + φ(x)·w for every row: the fitted weights on the Mondrian kernel features (at
+        ``lifetime_`` for the path; out-of-box points: see the class notes)."""
+        X = self._fitted_input(X)  # type: ignore[attr-defined]
+        return self.model_.predict(X, self._threads())  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import restore_on_failure
+from mondrian_learn._base import document, restore_on_failure, store_params
 from mondrian_learn._validation import FINITE_LIFETIME, as_core_array
 from mondrian_learn.kernel._base import EXTENSION_NOTE, MondrianKernelBase
 
@@ -84,25 +84,12 @@ class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_estimators = n_estimators
-        self.lifetime = lifetime
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     @restore_on_failure
+    @document("X", "y ignored")
     def fit(self, X: Any, y: Any = None) -> MondrianKernelFeatures:
-        """Sample the trees on ``X``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : ignored
-
-        Returns
-        -------
-        self : MondrianKernelFeatures
-        """
+        """Sample the trees on ``X``."""
         self._validate_params()
         X = as_core_array(validate_data(self, X, dtype=np.float64))
         self.model_ = self._sample_trees(
@@ -113,16 +100,8 @@ class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
         self.n_columns_ = self.model_.n_columns()
         return self
 
+    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
-        """Features of ``X``: an N × C CSR matrix with M stored entries per row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)
-        """
+        """Features of ``X``: an N × C CSR matrix with M stored entries per row."""
         X = self._fitted_input(X)
         return to_csr(self.model_.transform(X, self._threads()))

@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import restore_on_failure
+from mondrian_learn._base import restore_on_failure, store_params
 from mondrian_learn._progress import PathProgress
 from mondrian_learn._validation import (
     COUNT,
@@ -23,7 +23,7 @@ from mondrian_learn._validation import (
     RealArray,
     as_core_array,
 )
-from mondrian_learn.kernel._base import MondrianKernelBase
+from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin
 
 
 def default_max_lifetime(X: np.ndarray) -> float:
@@ -50,7 +50,7 @@ def default_max_lifetime(X: np.ndarray) -> float:
     return high
 
 
-class MondrianKernelRidgeCV(RegressorMixin, MondrianKernelBase):
+class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBase):
     """Mondrian kernel ridge with the lifetime λ (inverse kernel width) chosen on the path.
 
     M Mondrian trees are sampled once with lifetime Λ. Sweeping λ from 0 to Λ through all
@@ -158,19 +158,7 @@ class MondrianKernelRidgeCV(RegressorMixin, MondrianKernelBase):
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_estimators = n_estimators
-        self.max_lifetime = max_lifetime
-        self.alpha = alpha
-        self.lifetimes = lifetimes
-        self.selection = selection
-        self.validation_fraction = validation_fraction
-        self.solver = solver
-        self.max_dense_features = max_dense_features
-        self.gradient_tol = gradient_tol
-        self.gradient_max_iter = gradient_max_iter
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _checkpoints(self, max_lifetime: float) -> tuple[int | None, list[float] | None]:
         if self.lifetimes is None:
@@ -281,17 +269,3 @@ class MondrianKernelRidgeCV(RegressorMixin, MondrianKernelBase):
                 as_core_array(all_y), self.lifetime_, alpha, n_jobs, as_core_array(X_val)
             )
         return self
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predictions of the refitted model at ``lifetime_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        X = self._fitted_input(X)
-        return self.model_.predict(X, self._threads())

@@ -10,12 +10,12 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import restore_on_failure
+from mondrian_learn._base import OnlineMixin, document, restore_on_failure, store_params
 from mondrian_learn._validation import FINITE_LIFETIME, POSITIVE, as_core_array
-from mondrian_learn.kernel._base import EXTENSION_NOTE, MondrianKernelBase
+from mondrian_learn.kernel._base import EXTENSION_NOTE, MondrianKernelBase, RidgePredictMixin
 
 
-class MondrianKernelRidge(RegressorMixin, MondrianKernelBase):
+class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, MondrianKernelBase):
     """Ridge regression on Mondrian kernel features, batch or online.
 
     Primal ridge / Bayesian linear regression (Balog et al., UAI 2016, §4): with Φ the N × C
@@ -86,26 +86,12 @@ class MondrianKernelRidge(RegressorMixin, MondrianKernelBase):
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_estimators = n_estimators
-        self.lifetime = lifetime
-        self.alpha = alpha
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     @restore_on_failure
+    @document("X", "y")
     def fit(self, X: Any, y: Any) -> MondrianKernelRidge:
-        """Sample the trees on ``X`` and solve for the weights.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : MondrianKernelRidge
-        """
+        """Sample the trees on ``X`` and solve for the weights."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         X, y = as_core_array(X), as_core_array(y)
@@ -123,37 +109,6 @@ class MondrianKernelRidge(RegressorMixin, MondrianKernelBase):
             )
         )
         return self
-
-    @restore_on_failure
-    def partial_fit(self, X: Any, y: Any) -> MondrianKernelRidge:
-        """Add points: extend the trees, append new columns, rank-one updates (§5).
-
-        The first call on an unfitted estimator is ``fit``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : MondrianKernelRidge
-        """
-        return self._partial_fit(X, y)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """ȳ + φ(x)·w for every row (out-of-box points: see the class notes).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        X = self._fitted_input(X)
-        return self.model_.predict(X, self._threads())
 
     @property
     def n_columns_(self) -> int:

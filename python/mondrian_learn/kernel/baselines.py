@@ -16,7 +16,7 @@ from sklearn.base import RegressorMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from mondrian_learn._base import EstimatorBase, restore_on_failure
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_params
 from mondrian_learn._validation import COUNT, FINITE_LIFETIME, POSITIVE, RANDOM_STATE
 
 
@@ -62,23 +62,12 @@ class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
         lifetime: float = 1.0,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
-        self.n_components = n_components
-        self.lifetime = lifetime
-        self.random_state = random_state
+        store_params(self, locals())
 
     @restore_on_failure
+    @document("X", "y ignored")
     def fit(self, X: Any, y: Any = None) -> LaplaceFourierFeatures:
-        """Draw the frequencies.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : ignored
-
-        Returns
-        -------
-        self : LaplaceFourierFeatures
-        """
+        """Draw the frequencies."""
         self._validate_params()
         m, lifetime = int(self.n_components), float(self.lifetime)
         X = validate_data(self, X, dtype=np.float64)
@@ -86,17 +75,9 @@ class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
         self.frequencies_ = lifetime * rng.standard_cauchy(size=(X.shape[1], m))
         return self
 
+    @document("X", returns="Z : ndarray of shape (n_samples, 2 * n_components)")
     def transform(self, X: Any) -> np.ndarray:
-        """Features [cos(Xω), sin(Xω)] / √M.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        Z : ndarray of shape (n_samples, 2 * n_components)
-        """
+        """Features [cos(Xω), sin(Xω)] / √M."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         projection = X @ self.frequencies_
@@ -157,9 +138,7 @@ class RandomBinningFeatures(TransformerMixin, EstimatorBase):
         lifetime: float = 1.0,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
-        self.n_estimators = n_estimators
-        self.lifetime = lifetime
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _bins(self, X: np.ndarray, m: int) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -169,18 +148,9 @@ class RandomBinningFeatures(TransformerMixin, EstimatorBase):
         return _row_keys(coordinates.astype(np.int64))
 
     @restore_on_failure
+    @document("X", "y ignored")
     def fit(self, X: Any, y: Any = None) -> RandomBinningFeatures:
-        """Draw the grids and number the bins the training points occupy.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : ignored
-
-        Returns
-        -------
-        self : RandomBinningFeatures
-        """
+        """Draw the grids and number the bins the training points occupy."""
         self._validate_params()
         m, lifetime = int(self.n_estimators), float(self.lifetime)
         X = validate_data(self, X, dtype=np.float64)
@@ -195,17 +165,9 @@ class RandomBinningFeatures(TransformerMixin, EstimatorBase):
         self.n_columns_ = int(self.offsets_[-1])
         return self
 
+    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
-        """Indicator features of the occupied bins, 1/√M each.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)
-        """
+        """Indicator features of the occupied bins, 1/√M each."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         rows, cols = [], []
@@ -255,22 +217,12 @@ class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
     }
 
     def __init__(self, lifetime: float = 1.0, alpha: float = 1e-4) -> None:
-        self.lifetime = lifetime
-        self.alpha = alpha
+        store_params(self, locals())
 
     @restore_on_failure
+    @document("X", "y")
     def fit(self, X: Any, y: Any) -> LaplaceKernelRidge:
-        """Solve for the dual coefficients by a Cholesky factor of K + αI.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : LaplaceKernelRidge
-        """
+        """Solve for the dual coefficients by a Cholesky factor of K + αI."""
         self._validate_params()
         lifetime, alpha = float(self.lifetime), float(self.alpha)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
@@ -282,17 +234,9 @@ class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
         self.X_fit_ = X
         return self
 
+    @document("X", returns="y_pred : ndarray of shape (n_samples,)")
     def predict(self, X: Any) -> np.ndarray:
-        """ȳ + K(x, X_fit) h.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
+        """ȳ + K(x, X_fit) h."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         cross = np.exp(-float(self.lifetime) * cdist(X, self.X_fit_, "cityblock"))

@@ -10,7 +10,7 @@ from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import restore_on_failure
+from mondrian_learn._base import document, restore_on_failure, store_params
 from mondrian_learn._validation import COUNT, POSITIVE, Integer, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._kernel import PRECONDITIONER
@@ -110,33 +110,13 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.sampler = sampler
-        self.n_partitions = n_partitions
-        self.noise_variance = noise_variance
-        self.signal_variance = signal_variance
-        self.preconditioner = preconditioner
-        self.tol = tol
-        self.max_iter = max_iter
-        self.n_probes = n_probes
-        self.lanczos_steps = lanczos_steps
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     @restore_on_failure
+    @document("X", "y")
     def fit(self, X: Any, y: Any) -> PartitionGPRegressor:
         """Sample the partitions, choose the variances left as None, and solve for the dual
-        weights α.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : PartitionGPRegressor
-        """
+        weights α."""
         self._validate_params()
         signal, noise = (
             None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)

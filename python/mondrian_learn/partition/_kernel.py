@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, restore_on_failure
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_params
 from mondrian_learn._progress import StageTimer
 from mondrian_learn._validation import (
     COUNT,
@@ -107,25 +107,12 @@ default="mondrian"
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.sampler = sampler
-        self.n_partitions = n_partitions
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     @restore_on_failure
+    @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> RandomPartitionKernel:
-        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or None
-
-        Returns
-        -------
-        self : RandomPartitionKernel
-        """
+        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers)."""
         self._validate_params()
         m, n_jobs = int(self.n_partitions), self._threads()
         sampler = resolve_sampler(self.sampler)

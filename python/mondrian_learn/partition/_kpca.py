@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import restore_on_failure
+from mondrian_learn._base import document, restore_on_failure, store_params
 from mondrian_learn._validation import COUNT, POSITIVE, Integer, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
 
@@ -97,31 +97,12 @@ class PartitionKernelPCA(
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_components = n_components
-        self.sampler = sampler
-        self.n_partitions = n_partitions
-        self.block_size = block_size
-        self.krylov_depth = krylov_depth
-        self.tol = tol
-        self.max_restarts = max_restarts
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     @restore_on_failure
+    @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> PartitionKernelPCA:
-        """Sample the partitions and compute the top eigenpairs of the centred kernel.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or None
-            Only used by supervised samplers (Random Forest).
-
-        Returns
-        -------
-        self : PartitionKernelPCA
-        """
+        """Sample the partitions and compute the top eigenpairs of the centred kernel."""
         self._validate_params()
         k = int(self.n_components)
         block = max(k + 5, 2 * k) if self.block_size is None else int(self.block_size)
@@ -169,17 +150,9 @@ class PartitionKernelPCA(
         root = np.sqrt(np.where(self.eigenvalues_ > 0, self.eigenvalues_, np.inf))
         return self.eigenvectors_ / root
 
+    @document("X", returns="Z : ndarray of shape (n_samples, n_components)")
     def transform(self, X: Any) -> np.ndarray:
-        """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        Z : ndarray of shape (n_samples, n_components)
-        """
+        """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``."""
         check_is_fitted(self)
         coef = self._coefficients()
         n = coef.shape[0]

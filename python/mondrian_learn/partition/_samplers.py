@@ -16,7 +16,7 @@ from sklearn.ensemble import (
 from sklearn.utils.multiclass import type_of_target
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase
+from mondrian_learn._base import EstimatorBase, store_params
 from mondrian_learn._validation import (
     FINITE_LIFETIME,
     InstanceOf,
@@ -57,7 +57,7 @@ class MondrianPartitions(EstimatorBase):
     _parameter_constraints: dict[str, list[Any]] = {"lifetime": FINITE_LIFETIME}
 
     def __init__(self, lifetime: float = 1.0) -> None:
-        self.lifetime = lifetime
+        store_params(self, locals())
 
     def _sample(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -90,7 +90,7 @@ class RandomForestPartitions(EstimatorBase):
     }
 
     def __init__(self, forest: Any = None) -> None:
-        self.forest = forest
+        store_params(self, locals())
 
     def _fit_forest(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -137,7 +137,7 @@ class FastClusterPartitions(EstimatorBase):
     _parameter_constraints: dict[str, list[Any]] = {"max_level": [None, Integer(low=0, high=40)]}
 
     def __init__(self, max_level: int | None = None) -> None:
-        self.max_level = max_level
+        store_params(self, locals())
 
     def _sample(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -174,7 +174,7 @@ class CallablePartitions(EstimatorBase):
     _parameter_constraints: dict[str, list[Any]] = {"function": [IsCallable()]}
 
     def __init__(self, function: Callable[..., Callable[[np.ndarray], Any]] | None = None) -> None:
-        self.function = function
+        store_params(self, locals())
 
     def _rules(self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int) -> tuple:
         rules, uniques, labels = [], [], np.empty((n_partitions, X.shape[0]), dtype=np.uint32)

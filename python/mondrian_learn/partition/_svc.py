@@ -11,7 +11,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import restore_on_failure
+from mondrian_learn._base import document, restore_on_failure, store_params
 from mondrian_learn._validation import COUNT, POSITIVE, Options, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
 
@@ -78,29 +78,12 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.sampler = sampler
-        self.n_partitions = n_partitions
-        self.C = C
-        self.loss = loss
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     @restore_on_failure
+    @document("X", "y")
     def fit(self, X: Any, y: Any) -> PartitionSVC:
-        """Sample the partitions and fit the linear SVM on their one-hot features.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : PartitionSVC
-        """
+        """Sample the partitions and fit the linear SVM on their one-hot features."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
@@ -117,30 +100,14 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         stages.done(f"linear SVM in {self.n_iter_} iterations")
         return self
 
+    @document("X", returns="scores : ndarray of shape (n_samples,) or (n_samples, n_classes)")
     def decision_function(self, X: Any) -> np.ndarray:
-        """Signed distance to the separating hyperplane in feature space.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
+        """Signed distance to the separating hyperplane in feature space."""
         X = self._fitted_input(X)
         return self.svm_.decision_function(self.kernel_.features(X))
 
+    @document("X", returns="labels : ndarray of shape (n_samples,)")
     def predict(self, X: Any) -> np.ndarray:
-        """Class of each point.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-        """
+        """Class of each point."""
         X = self._fitted_input(X)
         return self.svm_.predict(self.kernel_.features(X))
