@@ -81,16 +81,3 @@ def test_bad_parameters_are_value_errors(data) -> None:  # type: ignore[no-untyp
             bad_pca.fit(X)
     with pytest.raises(ValueError):
         PartitionSVC().fit(X, y)  # continuous targets
-
-
-@pytest.mark.parametrize(
-    "module",
-    ["_kernel", "_samplers", "_gp", "_kpca", "_svc"],
-)
-def test_docstring_examples(module: str) -> None:
-    import doctest
-    import importlib
-
-    mod = importlib.import_module(f"mondrian_learn.partition.{module}")
-    failures, attempted = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-    assert attempted > 0 and failures == 0
