@@ -12,14 +12,8 @@ from sklearn.datasets import make_friedman1
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian_learn import MondrianForestRegressor
-
-
-@parametrize_with_checks([MondrianForestRegressor(n_estimators=5)])
-def test_sklearn_compatible(estimator, check) -> None:  # type: ignore[no-untyped-def]
-    check(estimator)
 
 
 @pytest.fixture(scope="module")

@@ -78,13 +78,20 @@ def test_affine_equivariance() -> None:
     np.testing.assert_allclose(s1, 3.0 * s0, rtol=1e-9)
 
 
+def one_tree(seed: int, n: int, column: int, noise: float) -> tuple:
+    """A one-tree forest on n uniform 2-D points, y = X[:, column] + N(0, noise²): inside
+    every leaf box its predictive is a single Gaussian. Returns X, y, the model and the
+    predictive mean and std at X."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 2))
+    y = X[:, column] + rng.normal(scale=noise, size=n)
+    model = MondrianForestRegressor(n_estimators=1, random_state=0).fit(X, y)
+    return (X, y, model, *model.predict(X, return_std=True))
+
+
 def test_log_density_matches_the_mixture_moments_for_one_gaussian() -> None:
     """Inside every leaf box of a one-tree forest the predictive is a single Gaussian."""
-    rng = np.random.default_rng(3)
-    X = rng.uniform(size=(200, 2))
-    y = X[:, 0] + rng.normal(scale=0.1, size=200)
-    model = MondrianForestRegressor(n_estimators=1, random_state=0).fit(X, y)
-    mean, std = model.predict(X, return_std=True)
+    X, y, model, mean, std = one_tree(3, 200, 0, 0.1)
     logp = model.log_predictive_density(X, y)
     expected = -0.5 * np.log(2 * np.pi * std**2) - 0.5 * ((y - mean) / std) ** 2
     np.testing.assert_allclose(logp, expected, rtol=1e-10)
@@ -115,11 +122,7 @@ def test_interval_is_the_exact_quantile() -> None:
     """Inside leaf boxes a one-tree predictive is one Gaussian: bounds = mean ± z·std."""
     from scipy.stats import norm
 
-    rng = np.random.default_rng(5)
-    X = rng.uniform(size=(300, 2))
-    y = X[:, 1] + rng.normal(scale=0.2, size=300)
-    model = MondrianForestRegressor(n_estimators=1, random_state=0).fit(X, y)
-    mean, std = model.predict(X, return_std=True)
+    X, _, model, mean, std = one_tree(5, 300, 1, 0.2)
     interval = model.predict_interval(X, confidence=0.8)
     np.testing.assert_allclose(interval[:, 0], mean + norm.ppf(0.1) * std, rtol=1e-9)
     np.testing.assert_allclose(interval[:, 1], mean + norm.ppf(0.9) * std, rtol=1e-9)

@@ -12,20 +12,8 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian_learn import MondrianKernelFeatures, MondrianKernelRidge, MondrianKernelRidgeCV
-
-
-@parametrize_with_checks(
-    [
-        MondrianKernelFeatures(n_estimators=5),
-        MondrianKernelRidge(n_estimators=5),
-        MondrianKernelRidgeCV(n_estimators=5, max_lifetime=2.0, lifetimes=10),
-    ]
-)
-def test_sklearn_compatible(estimator, check) -> None:  # type: ignore[no-untyped-def]
-    check(estimator)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian_learn.kernel.baselines import (
     LaplaceFourierFeatures,
@@ -26,17 +25,6 @@ def tolerance(var: np.ndarray, bound: float, m: int) -> np.ndarray:
     return (
         bound * log_term / 3 + np.sqrt((bound * log_term) ** 2 / 9 + 2 * m * log_term * var)
     ) / m
-
-
-@parametrize_with_checks(
-    [
-        LaplaceFourierFeatures(n_components=5),
-        RandomBinningFeatures(n_estimators=5),
-        LaplaceKernelRidge(),
-    ]
-)
-def test_sklearn_compatible(estimator, check) -> None:  # type: ignore[no-untyped-def]
-    check(estimator)
 
 
 def laplace(A: np.ndarray, B: np.ndarray, lifetime: float) -> np.ndarray:

@@ -11,7 +11,6 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian_learn.partition import (
     FastClusterPartitions,
@@ -20,17 +19,6 @@ from mondrian_learn.partition import (
     PartitionKernelPCA,
     PartitionSVC,
 )
-
-
-@parametrize_with_checks(
-    [
-        PartitionGPRegressor(n_partitions=10, random_state=0),
-        PartitionKernelPCA(n_components=2, n_partitions=10, random_state=0),
-        PartitionSVC(n_partitions=10, random_state=0),
-    ]
-)
-def test_sklearn_compatible(estimator, check) -> None:  # type: ignore[no-untyped-def]
-    check(estimator)
 
 
 @pytest.fixture(scope="module")
