@@ -1,6 +1,6 @@
 """Speed and memory goals of the random partition kernels (issue 5), one command:
 
-    flock /tmp/mondrian-bench.lock python benches/partition_speed.py
+    flock /tmp/mondrian-bench.lock python benches/experiments/partition_speed.py
 
 N = 1,000,000 points uniform in [0, 1]^10 (``make_friedman1``, noise 1), m = 100 Mondrian
 partitions with lifetime λ = 1, 2 threads. Each part runs in its own process so that its peak
@@ -24,7 +24,6 @@ resident memory (``ru_maxrss``) is its own:
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import subprocess
@@ -32,6 +31,7 @@ import sys
 import time
 
 import numpy as np
+from _common import experiment_parser, header
 from sklearn.datasets import make_friedman1
 
 N, D, M, LIFETIME = 1_000_000, 10, 100, 1.0
@@ -66,7 +66,7 @@ def part_product() -> dict:
     start = time.perf_counter()
     kernel = RandomPartitionKernel(MondrianPartitions(LIFETIME), M, random_state=0, n_jobs=2).fit(X)
     sampling = time.perf_counter() - start
-    core = kernel.core_
+    core = kernel.model_
     stream = _best(lambda: core.stream_labels(2))
     array = np.ones(N * M // 2)  # float64: the same 400 MB as the u32 labels
     numpy_sum = _best(lambda: array.sum())
@@ -190,19 +190,14 @@ PARTS = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__)
     parser.add_argument("--part", choices=sorted(PARTS), help="run one part (internal)")
     parser.add_argument("--parts", nargs="*", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args()
     if args.part:
         print(json.dumps(PARTS[args.part]()))
         return
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
-    from _common import machine_info
-
-    with open("/proc/loadavg") as f:
-        print("loadavg at start:", f.read().strip())
-    print(machine_info())
+    header()
     results = {}
     for part in args.parts:
         out = subprocess.run(

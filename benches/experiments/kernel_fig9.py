@@ -26,20 +26,24 @@ Error = 100‖ŷ − y‖₂/‖y‖₂ on the 819 test rows (train: on the 6,55
 
 Usage::
 
-    /work/notes/quiet-bench python benches/kernel_fig9.py [--points 20]
+    /work/notes/quiet-bench python benches/experiments/kernel_fig9.py [--points 20]
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import scipy.sparse
-from _kernel_common import DEFAULT_DATA, header, load_cpu, relative_error, ridge_predictions
+from _common import (
+    experiment_parser,
+    finish_figure,
+    pyplot,
+    relative_error,
+    ridge_predictions,
+    start_cpu_experiment,
+)
 
 from mondrian_learn import MondrianForestRegressor, MondrianKernelFeatures
-from mondrian_learn.kernel import to_csr
+from mondrian_learn.kernel._features import to_csr
 
 
 def leaf_mean_forest(Z: scipy.sparse.csr_matrix, y: np.ndarray, others: list) -> list:
@@ -69,8 +73,7 @@ def same_partitions(Z: scipy.sparse.csr_matrix, leaves: np.ndarray) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser = experiment_parser(__doc__, out="benches/out/kernel_fig9.png", data=True)
     parser.add_argument("--trees", type=int, default=50)
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--max-lifetime", type=float, default=1e-5)
@@ -78,11 +81,8 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=16)
     parser.add_argument("--time-unit", type=float, default=1e-6)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="benches/out/kernel_fig9.png")
     args = parser.parse_args()
-    header()
-    d = load_cpu(args.data)
-    X, y, Xt, yt = d["X_train"], d["y_train"], d["X_test"], d["y_test"]
+    X, y, Xt, yt = start_cpu_experiment(args.data, "test")
     m = args.trees
     features = MondrianKernelFeatures(m, args.max_lifetime, random_state=args.seed, n_jobs=2)
     features.fit(X)
@@ -97,7 +97,7 @@ def main() -> None:
     )
     rows = []
     for lam in grid:
-        Z, Zt = (to_csr(features.features_.transform(A, 2, float(lam))) for A in (X, Xt))
+        Z, Zt = (to_csr(features.model_.transform(A, 2, float(lam))) for A in (X, Xt))
         kernel = ridge_predictions(Z, y, args.alpha, [Z, Zt])
         forest = leaf_mean_forest(Z, y, [Z, Zt])
         package = MondrianForestRegressor(
@@ -129,12 +129,9 @@ def main() -> None:
         "paper (Fig. 9; a plot): on the same trees the Mondrian kernel reaches a lower test error "
         "than the 'Mondrian forest' (trees fitted independently)."
     )
-    try:
-        import matplotlib
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     all_errors = np.array([e for _, e in rows])
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -142,15 +139,9 @@ def main() -> None:
     for j, (name, color) in enumerate(zip(names, ["tab:green", "tab:red", "tab:blue"])):
         ax.plot(grid, all_errors[:, 2 * j + 1], color=color, lw=2, label=f"{name} (test)")
         ax.plot(grid, all_errors[:, 2 * j], color=color, lw=1, ls="--", label=f"{name} (train)")
-    ax.set_xscale("log")
     ax.set_ylim(0, 25)
-    ax.set_xlabel("lifetime λ")
-    ax.set_ylabel("relative error [%]")
-    ax.set_title(f"CPU, the same {m} Mondrian trees pruned at λ")
-    ax.legend(fontsize=8)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=110, bbox_inches="tight")
-    print(f"saved {args.out}")
+    title = f"CPU, the same {m} Mondrian trees pruned at λ"
+    finish_figure(fig, ax, args.out, "lifetime λ", "relative error [%]", title, legend_fontsize=8)
 
 
 if __name__ == "__main__":

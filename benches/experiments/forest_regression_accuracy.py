@@ -11,17 +11,16 @@ Measures, on ``make_friedman1`` (D = 10, noise ``--noise``), 10 trees, ``min_sam
 
 Usage::
 
-    python benches/bench_mf_regression.py
-    python benches/bench_mf_regression.py --n 100000 --n-test 10000   # quick
+    python benches/experiments/forest_regression_accuracy.py
+    python benches/experiments/forest_regression_accuracy.py --n 100000 --n-test 10000   # quick
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
-from _common import import_mondrian_forest_regressor, machine_info, rmse
+from _common import experiment_parser, import_mondrian_forest_regressor, machine_info, rmse
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import ExtraTreesRegressor
 
@@ -34,7 +33,7 @@ def timed(call):  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__)
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--n-test", type=int, default=100_000)
     parser.add_argument("--n-gamma", type=int, default=100_000)

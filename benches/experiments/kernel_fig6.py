@@ -12,20 +12,25 @@ trees and bins on train and test points together (transductive); here test point
 
 Usage::
 
-    /work/notes/quiet-bench python benches/kernel_fig6.py [--data ../shared/data]
+    /work/notes/quiet-bench python benches/experiments/kernel_fig6.py [--data ../shared/data]
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _kernel_common import DEFAULT_DATA, header, load_cpu, relative_error, ridge_predictions, timed
+from _common import (
+    experiment_parser,
+    plot_errors_against_m,
+    relative_error,
+    ridge_predictions,
+    start_cpu_experiment,
+    timed,
+)
 
 from mondrian_learn import MondrianKernelFeatures
-from mondrian_learn.baselines import (
+from mondrian_learn.kernel.baselines import (
     LaplaceFourierFeatures,
     LaplaceKernelRidge,
     RandomBinningFeatures,
@@ -33,18 +38,14 @@ from mondrian_learn.baselines import (
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser = experiment_parser(__doc__, out="benches/out/kernel_fig6.png", data=True)
     parser.add_argument("--lifetime", type=float, default=1e-6)
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--m", type=int, nargs="+", default=[2, 5, 10, 20, 50, 100])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="benches/out/kernel_fig6.png")
     args = parser.parse_args()
-    header()
-    d = load_cpu(args.data)
-    X, y, Xt, yt = d["X_train"], d["y_train"], d["X_test"], d["y_test"]
+    X, y, Xt, yt = start_cpu_experiment(args.data, "test")
     lam, alpha = args.lifetime, args.alpha
     exact_s, model = timed(lambda: LaplaceKernelRidge(lam, alpha).fit(X, y))
     exact = model.predict(Xt)
@@ -97,25 +98,14 @@ def main() -> None:
         "paper (Fig. 6, M ≤ 50; a plot): exact Laplace kernel 3.12 % (the authors' split); the "
         "random-feature errors fall towards it as M grows."
     )
-    try:
-        import matplotlib
-    except ImportError:
-        return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for (name, e), marker in zip(errors.items(), "v^o"):
-        ax.errorbar(args.m, e.mean(axis=0), yerr=e.std(axis=0), marker=marker, label=name)
-    ax.axhline(exact_error, color="black", lw=2, label="exact Laplace kernel")
-    ax.set_xscale("log")
-    ax.set_xlabel("M (non-zero features per point)")
-    ax.set_ylabel("relative test error [%]")
-    ax.set_title(f"CPU, λ = {lam:g}, δ² = {alpha:g}")
-    ax.legend()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=110, bbox_inches="tight")
-    print(f"saved {args.out}")
+    plot_errors_against_m(
+        args.m,
+        errors,
+        args.out,
+        "relative test error [%]",
+        f"CPU, λ = {lam:g}, δ² = {alpha:g}",
+        reference=(exact_error, "exact Laplace kernel"),
+    )
 
 
 if __name__ == "__main__":

@@ -9,17 +9,16 @@ candidate), in the same process, median of ``--repeats`` timings.
 
 Usage::
 
-    flock /tmp/mondrian-bench.lock python benches/bayesopt_step_cost.py
+    flock /tmp/mondrian-bench.lock python benches/experiments/forest_bayesopt_step_cost.py
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 from typing import Any, Callable
 
 import numpy as np
-from _common import import_mondrian_forest_regressor, machine_info
+from _common import experiment_parser, header, import_mondrian_forest_regressor
 from sklearn.ensemble import RandomForestRegressor
 
 from mondrian_learn.bayesopt import BRANIN_DOMAIN, HARTMANN6_DOMAIN, branin, hartmann6
@@ -83,14 +82,12 @@ def step_costs(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__)
     parser.add_argument("--candidates", type=int, default=250_000)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 200])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    with open("/proc/loadavg") as f:
-        print(f"loadavg at start: {f.read().strip()}")
-    print(machine_info())
+    header()
     regressor = import_mondrian_forest_regressor()
     print(
         f"\nseconds per step on {args.candidates:,} candidates (median of {args.repeats}); "

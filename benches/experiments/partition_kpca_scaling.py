@@ -1,6 +1,6 @@
 """Kernel PCA run time against N (Davies & Ghahramani 2014, Fig. 6), one command:
 
-    flock /tmp/mondrian-bench.lock python benches/partition_kpca_scaling.py
+    flock /tmp/mondrian-bench.lock python benches/experiments/partition_kpca_scaling.py
 
 Top 5 components of points uniform in [0, 1]^10, m = 100 Mondrian partitions (λ = 1),
 2 threads, end to end (sampling included), for N = 10⁴ … 10⁶ (and 10⁷ with ``--max-n 1e7``,
@@ -12,15 +12,13 @@ it can hold (its N × N matrix: 8 N² bytes). Prints a table and the exponents o
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).parent))
+from _common import experiment_parser, finish_figure, header, pyplot
 
 
 def _time_ours(n: int) -> float:
@@ -56,16 +54,11 @@ def _exponent(ns: list[int], times: list[float]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__, out="benches/out/partition_kpca_scaling.png")
     parser.add_argument("--max-n", type=float, default=1e6)
     parser.add_argument("--sklearn-max-n", type=float, default=16_000)
-    parser.add_argument("--out", default="benches/out/partition_kpca_scaling.png")
     args = parser.parse_args()
-    from _common import machine_info
-
-    with open("/proc/loadavg") as f:
-        print("loadavg at start:", f.read().strip())
-    print(machine_info())
+    header()
     ours_n = [
         n
         for n in [10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000]
@@ -94,11 +87,9 @@ def main() -> None:
         print(
             f"at N = {n:,}: scikit-learn / ours = {sk[sk_n.index(n)] / ours[ours_n.index(n)]:.1f}"
         )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     ax.loglog(
         ours_n, ours, "o-", label=f"random partition kernel PCA (m = 100), slope {a_ours:.2f}"
@@ -106,14 +97,16 @@ def main() -> None:
     ax.loglog(sk_n, sk, "s-", label=f"scikit-learn KernelPCA (RBF), slope {a_sk:.2f}")
     ref = np.array([sk_n[0], ours_n[-1]], dtype=float)
     ax.loglog(ref, sk[0] * (ref / sk_n[0]) ** 3, ":", color="grey", label="∝ N³")
-    ax.set_xlabel("N (points, D = 10)")
-    ax.set_ylabel("seconds, top 5 components (2 cores)")
-    ax.set_title("Kernel PCA run time against N")
     ax.set_ylim(min(ours + sk) / 2, max(ours) * 5)
-    ax.legend(fontsize=8)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=110, bbox_inches="tight")
-    print(f"saved {args.out}")
+    finish_figure(
+        fig,
+        ax,
+        args.out,
+        "N (points, D = 10)",
+        "seconds, top 5 components (2 cores)",
+        "Kernel PCA run time against N",
+        legend_fontsize=8,
+    )
 
 
 if __name__ == "__main__":

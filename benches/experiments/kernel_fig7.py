@@ -14,16 +14,24 @@ C ≤ ``--max-dense``. Goal (issue): λ̂ within an order of magnitude of λ₀,
 
 Usage::
 
-    /work/notes/quiet-bench python benches/kernel_fig7.py [--seeds 0 1 2]
+    /work/notes/quiet-bench python benches/experiments/kernel_fig7.py [--seeds 0 1 2]
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
-from _kernel_common import header, relative_error, relative_from_mse, timed
+from _common import (
+    dense_path,
+    experiment_parser,
+    header,
+    pyplot,
+    relative_error,
+    relative_from_mse,
+    save_figure,
+    timed,
+)
 from scipy.spatial.distance import cdist
 
 from mondrian_learn import MondrianKernelRidgeCV, _core
@@ -40,26 +48,12 @@ def evidence_path(
     grid = np.geomspace(args.max_lifetime / 1e4, args.max_lifetime, 400)
     fits = [lam for lam in grid if features.n_columns(float(lam)) <= args.max_dense]
     end = float(fits[-1])
-    path = features.path(
-        y,
-        None,
-        None,
-        end,
-        args.noise_var,
-        args.checkpoints,
-        None,
-        "cholesky",
-        10**9,
-        1e-6,
-        300,
-        False,
-        2,
-    )
+    path = dense_path(features, y, end, args.noise_variance, 2, n_checkpoints=args.checkpoints)
     return float(path["lifetimes"][np.nanargmax(path["log_evidence"])]), end
 
 
 def laplace_gp_data(
-    seed: int, dim: int, lifetime: float, noise_var: float, n: int
+    seed: int, dim: int, lifetime: float, noise_variance: float, n: int
 ) -> tuple[np.ndarray, ...]:
     """3n points uniform in [0,1]^dim, targets from the GP prior plus noise; split into
     train, validation and test thirds."""
@@ -67,29 +61,28 @@ def laplace_gp_data(
     X = rng.uniform(size=(3 * n, dim))
     K = np.exp(-lifetime * cdist(X, X, "cityblock"))
     f = np.linalg.cholesky(K) @ rng.standard_normal(3 * n)
-    y = f + np.sqrt(noise_var) * rng.standard_normal(3 * n)
+    y = f + np.sqrt(noise_variance) * rng.standard_normal(3 * n)
     return X[:n], y[:n], X[n : 2 * n], y[n : 2 * n], X[2 * n :], y[2 * n :]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__, out="benches/out/kernel_fig7.png")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--dim", type=int, default=2)
     parser.add_argument("--n", type=int, default=1000, help="points per split")
     parser.add_argument("--true-lifetime", type=float, default=10.0)
     parser.add_argument("--max-lifetime", type=float, default=100.0)
-    parser.add_argument("--noise-var", type=float, default=1e-4)
+    parser.add_argument("--noise-variance", type=float, default=1e-4)
     parser.add_argument("--trees", type=int, default=50)
     parser.add_argument("--max-dense", type=int, default=4096)
     parser.add_argument("--evidence-trees", type=int, default=10)
     parser.add_argument("--checkpoints", type=int, default=200)
-    parser.add_argument("--out", default="benches/out/kernel_fig7.png")
     args = parser.parse_args()
     header()
     lam0 = args.true_lifetime
     print(
         f"\nLaplace-kernel GP, λ₀ = {lam0:g}, D = {args.dim}, N = N_val = N_test = {args.n}, "
-        f"noise var {args.noise_var:g} (= δ²), M = {args.trees}, Λ = {args.max_lifetime:g}"
+        f"noise var {args.noise_variance:g} (= δ²), M = {args.trees}, Λ = {args.max_lifetime:g}"
     )
     print(
         f"{'seed':>4}{'λ̂ (validation)':>17}{'val err %':>10}{'test err %':>11}"
@@ -99,11 +92,11 @@ def main() -> None:
     curves = []
     hits = {"validation": 0, "evidence": 0, "evidence, fewer trees": 0}
     for seed in args.seeds:
-        X, y, Xv, yv, Xt, yt = laplace_gp_data(seed, args.dim, lam0, args.noise_var, args.n)
+        X, y, Xv, yv, Xt, yt = laplace_gp_data(seed, args.dim, lam0, args.noise_variance, args.n)
         model = MondrianKernelRidgeCV(
             args.trees,
             max_lifetime=args.max_lifetime,
-            alpha=args.noise_var,
+            alpha=args.noise_variance,
             lifetimes=args.checkpoints,
             max_dense_features=args.max_dense,
             random_state=seed,
@@ -133,12 +126,9 @@ def main() -> None:
         "paper (Fig. 7; authors' script: D = 2, M = 50, Λ = 2λ₀): the validation-error minimum "
         "lies close to λ₀ = 10."
     )
-    try:
-        import matplotlib
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     seed, path, yv = curves[0]
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -153,9 +143,7 @@ def main() -> None:
     twin.set_ylabel("log marginal likelihood")
     ax.set_title(f"Laplace GP data, λ₀ = {lam0:g}, seed {seed}")
     fig.legend(loc="lower center", ncol=3, bbox_to_anchor=(0.5, -0.1))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=110, bbox_inches="tight")
-    print(f"saved {args.out}")
+    save_figure(fig, args.out)
 
 
 if __name__ == "__main__":

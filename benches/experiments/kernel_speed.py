@@ -14,32 +14,34 @@ validation error is printed for both as a check).
 
 Usage::
 
-    flock /tmp/mondrian-bench.lock python benches/kernel_speed.py
+    flock /tmp/mondrian-bench.lock python benches/experiments/kernel_speed.py
 """
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
-from _kernel_common import DEFAULT_DATA, header, load_cpu, relative_error, relative_from_mse, timed
+from _common import (
+    dense_path,
+    experiment_parser,
+    relative_error,
+    relative_from_mse,
+    start_cpu_experiment,
+    timed,
+)
 
 from mondrian_learn import MondrianKernelRidge, _core
 from mondrian_learn._validation import draw_seed
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser = experiment_parser(__doc__, data=True)
     parser.add_argument("--trees", type=int, default=50)
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--max-lifetime", type=float, default=5e-6)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    header()
-    d = load_cpu(args.data)
-    X, y, Xv, yv = d["X_train"], d["y_train"], d["X_val"], d["y_val"]
+    X, y, Xv, yv = start_cpu_experiment(args.data, "val")
     m, alpha = args.trees, args.alpha
 
     search = _core.KernelFeatures(X, m, args.max_lifetime, args.seed, 2, m)
@@ -60,20 +62,8 @@ def main() -> None:
 
     def run_path(n_jobs: int, checkpoints: int | None) -> dict:
         features = _core.KernelFeatures(X, m, lifetime, core_seed, n_jobs, m)
-        return features.path(
-            y,
-            Xv,
-            yv,
-            lifetime,
-            alpha,
-            checkpoints,
-            None,
-            "cholesky",
-            10**9,
-            1e-6,
-            300,
-            False,
-            n_jobs,
+        return dense_path(
+            features, y, lifetime, alpha, n_jobs, validation=(Xv, yv), n_checkpoints=checkpoints
         )
 
     print(

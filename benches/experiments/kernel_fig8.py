@@ -21,28 +21,28 @@ or of the best error the two searches reached.
 
 Usage::
 
-    /work/notes/quiet-bench python benches/kernel_fig8.py [--budget 150]
+    /work/notes/quiet-bench python benches/experiments/kernel_fig8.py [--budget 150]
 """
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-from _kernel_common import (
-    DEFAULT_DATA,
-    header,
-    load_cpu,
+from _common import (
+    dense_path,
+    experiment_parser,
+    finish_figure,
+    pyplot,
     relative_error,
     relative_from_mse,
     ridge_predictions,
+    start_cpu_experiment,
 )
 
 from mondrian_learn import _core
-from mondrian_learn.baselines import LaplaceFourierFeatures, RandomBinningFeatures
+from mondrian_learn.kernel.baselines import LaplaceFourierFeatures, RandomBinningFeatures
 
 
 def select_width(
@@ -82,8 +82,7 @@ def first_time(times: Any, errors: Any, target: float) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser = experiment_parser(__doc__, out="benches/out/kernel_fig8.png", data=True)
     parser.add_argument("--m", type=int, default=350)
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--max-lifetime", type=float, default=1e-6)
@@ -91,32 +90,22 @@ def main() -> None:
     parser.add_argument("--rb-steps", type=int, default=10_000)
     parser.add_argument("--budget", type=float, default=150.0, help="seconds per search")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="benches/out/kernel_fig8.png")
     args = parser.parse_args()
-    header()
-    d = load_cpu(args.data)
-    X, y, Xv, yv = d["X_train"], d["y_train"], d["X_val"], d["y_val"]
+    X, y, Xv, yv = start_cpu_experiment(args.data, "val")
     m, alpha = args.m, args.alpha
 
     stamps: list[tuple[int, float]] = []
     start = time.perf_counter()
     features = _core.KernelFeatures(X, m, args.max_lifetime, args.seed, 2, m)
     sampled = time.perf_counter() - start
-    path = features.path(
+    path = dense_path(
+        features,
         y,
-        Xv,
-        yv,
         args.max_lifetime,
         alpha,
-        None,
-        None,
-        "cholesky",
-        10**9,
-        1e-6,
-        300,
-        False,
         2,
-        lambda done, total: stamps.append((done, time.perf_counter() - start)),
+        validation=(Xv, yv),
+        progress=lambda done, total: stamps.append((done, time.perf_counter() - start)),
     )
     path_s = time.perf_counter() - start
     done, at = np.array(stamps).T
@@ -173,25 +162,16 @@ def main() -> None:
         "paper (Fig. 8; a plot): the path reaches a good validation error about an order of "
         "magnitude sooner than either search (issue goal ≥ 10×)."
     )
-    try:
-        import matplotlib
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for (name, (t, e)), marker in zip(runs.items(), ".^o"):
         ax.scatter(t, e, marker=marker, s=12 if marker == "." else 30, label=name)
-    ax.set_xscale("log")
     ax.set_ylim(0, 25)
-    ax.set_xlabel("wall-clock time [s]")
-    ax.set_ylabel("validation relative error [%]")
-    ax.set_title(f"CPU, M = {m}, δ² = {alpha:g}")
-    ax.legend()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=110, bbox_inches="tight")
-    print(f"saved {args.out}")
+    title = f"CPU, M = {m}, δ² = {alpha:g}"
+    finish_figure(fig, ax, args.out, "wall-clock time [s]", "validation relative error [%]", title)
 
 
 if __name__ == "__main__":

@@ -12,20 +12,18 @@ the Mondrian forests for the different M share their first trees (tree m is seed
 
 Usage::
 
-    /work/notes/quiet-bench python benches/kernel_fig5.py [--out benches/out/kernel_fig5.png]
+    /work/notes/quiet-bench python benches/experiments/kernel_fig5.py \\
+        [--out benches/out/kernel_fig5.png]
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
-from _kernel_common import header, timed
+from _common import experiment_parser, header, plot_errors_against_m, timed
 from scipy.spatial.distance import cdist
 
 from mondrian_learn import MondrianKernelFeatures
-from mondrian_learn.baselines import LaplaceFourierFeatures, RandomBinningFeatures
+from mondrian_learn.kernel.baselines import LaplaceFourierFeatures, RandomBinningFeatures
 
 
 def max_error(Z: object, exact: np.ndarray) -> float:
@@ -36,13 +34,12 @@ def max_error(Z: object, exact: np.ndarray) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__, out="benches/out/kernel_fig5.png")
     parser.add_argument("--n-points", type=int, default=100)
     parser.add_argument("--lifetime", type=float, default=10.0)
     parser.add_argument("--max-m", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="benches/out/kernel_fig5.png")
     args = parser.parse_args()
     header()
     X = np.random.default_rng(args.seed).uniform(size=(args.n_points, 2))
@@ -85,24 +82,8 @@ def main() -> None:
         "paper (Fig. 5, M = 1..50; a plot, no table): Fourier features converge slowest; the "
         "Mondrian kernel and random binning faster."
     )
-    try:
-        import matplotlib
-    except ImportError:
-        return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for (name, e), marker in zip(errors.items(), "v^o"):
-        ax.errorbar(grid, e.mean(axis=0), yerr=e.std(axis=0), marker=marker, ls="-", label=name)
-    ax.set_xscale("log")
-    ax.set_xlabel("M (non-zero features per point)")
-    ax.set_ylabel("max |k_M − k| over all pairs")
-    ax.set_title(f"{args.n_points} uniform points in [0,1]², λ = {lam:g}")
-    ax.legend()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=110, bbox_inches="tight")
-    print(f"saved {args.out}")
+    title = f"{args.n_points} uniform points in [0,1]², λ = {lam:g}"
+    plot_errors_against_m(grid, errors, args.out, "max |k_M − k| over all pairs", title)
 
 
 if __name__ == "__main__":

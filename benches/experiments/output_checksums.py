@@ -11,12 +11,11 @@ The names the package used before and after the "one Mondrian core" restructurin
 by :func:`build`, :func:`interval`, :func:`prior` and :func:`baselines_module`, so the same
 script runs on both sides.
 
-Run: ``python benches/output_checksums.py --compare benches/output_checksums.json``
+Run: ``python benches/experiments/output_checksums.py --compare benches/output_checksums.json``
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import inspect
 import json
@@ -24,6 +23,7 @@ import sys
 from typing import Any
 
 import numpy as np
+from _common import experiment_parser
 
 import mondrian_learn as ml
 from mondrian_learn import partition as part
@@ -263,7 +263,7 @@ def all_outputs() -> dict[str, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__)
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--record", help="write the checksums to this JSON file")
     group.add_argument("--compare", help="compare with the checksums in this JSON file")

@@ -27,8 +27,8 @@ ExtraTrees (ratio >= 4.5). The script prints whether each goal is met.
 
 Usage
 -----
-    python benches/bench_forest_fit.py                 # full size (several minutes)
-    python benches/bench_forest_fit.py --n 50000 --repeats 1   # quick check
+    python benches/experiments/forest_fit_speed.py                 # full size (several minutes)
+    python benches/experiments/forest_fit_speed.py --n 50000 --repeats 1   # quick check
 
 Requires ``mondrian_learn`` to be installed (``pip install .`` from the
 repository root); the script stops with a message if it is not.
@@ -43,7 +43,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from _common import FloatArray, import_mondrian_forest_regressor, machine_info
+from _common import (
+    FloatArray,
+    add_forest_options,
+    experiment_parser,
+    import_mondrian_forest_regressor,
+    machine_info,
+)
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import ExtraTreesRegressor
 
@@ -115,15 +121,11 @@ def print_table(results: list[FitResult], ours: FitResult) -> None:
 
 def parse_args() -> argparse.Namespace:
     """Command-line options."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = experiment_parser(__doc__)
     parser.add_argument("--n", type=int, default=1_000_000, help="training points")
     parser.add_argument("--n-test", type=int, default=100_000, help="held-out points")
     parser.add_argument("--repeats", type=int, default=3, help="fits per estimator")
-    parser.add_argument("--n-estimators", type=int, default=10)
-    parser.add_argument("--min-samples-split", type=int, default=10)
-    parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--noise", type=float, default=0.0, help="make_friedman1 noise")
-    parser.add_argument("--seed", type=int, default=0, help="data and model seed")
+    add_forest_options(parser)
     args = parser.parse_args()
     if args.n < 2 or args.n_test < 1 or args.repeats < 1:
         parser.error("need --n >= 2, --n-test >= 1 and --repeats >= 1")

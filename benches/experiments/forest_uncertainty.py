@@ -8,25 +8,28 @@ across trees), and saves the curve to ``--out``.
 
 Usage::
 
-    python benches/uncertainty_away_from_data.py --out benches/out/uncertainty_2d.png
+    python benches/experiments/forest_uncertainty.py --out benches/out/uncertainty_2d.png
 """
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
-from _common import import_mondrian_forest_regressor, machine_info
+from _common import (
+    experiment_parser,
+    finish_figure,
+    import_mondrian_forest_regressor,
+    machine_info,
+    pyplot,
+)
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
 DISTANCES = [0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__, out="")
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--trees", type=int, default=20)
-    parser.add_argument("--out", default="")
     args = parser.parse_args()
     regressor = import_mondrian_forest_regressor()
     print(machine_info())
@@ -55,21 +58,13 @@ def main() -> None:
         curves[name] = curve
         cells = "".join(f"{v:>8.3f}" for v in curve)
         print(f"{name:<18}{float(std(inside).mean()):>8.3f}{cells}")
-    if args.out:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+    plt = pyplot() if args.out else None
+    if plt is not None:
         fig, ax = plt.subplots(figsize=(6, 4))
         for name, curve in curves.items():
             ax.plot(np.array(DISTANCES) + 1e-3, curve, marker="o", label=name)
-        ax.set_xscale("log")
-        ax.set_xlabel("distance beyond the training region (+0.001)")
-        ax.set_ylabel("mean predictive std")
-        ax.legend()
-        fig.savefig(args.out, dpi=110, bbox_inches="tight")
-        print(f"saved {args.out}")
+        xlabel = "distance beyond the training region (+0.001)"
+        finish_figure(fig, ax, args.out, xlabel, "mean predictive std")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """GP test log-likelihood and MSE with random partition kernels against exact GPs with RBF-ARD
 and linear kernels (Davies & Ghahramani 2014, Fig. 3–4), one command:
 
-    flock /tmp/mondrian-bench.lock python benches/partition_gp_accuracy.py [--data ../shared/data]
+    flock /tmp/mondrian-bench.lock python benches/experiments/partition_gp_accuracy.py \\
+        [--data ../shared/data]
 
 ``--sets`` picks sets; ``--no-full`` skips the slow whole-split partition GPs.
 
@@ -29,7 +30,6 @@ are chosen by their (SLQ-estimated) marginal likelihood.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -37,13 +37,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import experiment_parser, header
 from scipy.stats import norm
 from sklearn.datasets import load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 CSV = [
     "abolone",
@@ -117,7 +116,7 @@ def exact_gp(kind: str, X: np.ndarray, y: np.ndarray, X_test: np.ndarray) -> tup
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = experiment_parser(__doc__)
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--n-small", type=int, default=1000)
     parser.add_argument("--n-test", type=int, default=500)
@@ -131,13 +130,9 @@ def main() -> None:
     folder = Path(args.data)
     if any(s in CSV for s in args.sets) and not folder.is_dir():
         sys.exit(f"error: data folder {folder} not found (pass --data, or --sets diabetes)")
-    from _common import machine_info
-
     from mondrian_learn.partition import FastClusterPartitions, RandomForestPartitions
 
-    with open("/proc/loadavg") as f:
-        print("loadavg at start:", f.read().strip())
-    print(machine_info())
+    header()
     models = {
         "RF kernel": lambda X, y, T: partition_gp(RandomForestPartitions(), X, y, T),
         "Fast Cluster": lambda X, y, T: partition_gp(FastClusterPartitions(), X, y, T),
