@@ -50,42 +50,42 @@ def homogeneity_pvalue(a: np.ndarray, b: np.ndarray, min_expected: float = 5.0) 
 
 def estimator_zoo() -> dict[str, tuple[Any, dict[str, Any]]]:
     """Every public estimator, small and unfitted, with parameters that fail validation."""
-    from mondrian_learn import (
-        MondrianForestRegressor,
-        MondrianKernelFeatures,
-        MondrianKernelRidge,
-        MondrianKernelRidgeCV,
-    )
-    from mondrian_learn.kernel.baselines import (
-        LaplaceFourierFeatures,
-        LaplaceKernelRidge,
-        RandomBinningFeatures,
-    )
-    from mondrian_learn.partition import (
-        MondrianPartitions,
-        PartitionGPRegressor,
-        PartitionKernelPCA,
-        PartitionSVC,
-        RandomPartitionKernel,
-    )
+    import mondrian_learn as ml
+    from mondrian_learn import partition
+    from mondrian_learn.kernel import baselines
 
-    cut = MondrianPartitions(lifetime=2.0)
+    cut = partition.MondrianPartitions(lifetime=2.0)
     fixed = {"noise_variance": 0.1, "signal_variance": 1.0, "random_state": 0}
     return {
-        "forest": (MondrianForestRegressor(3, random_state=0), {"n_estimators": 0}),
-        "kernel_features": (MondrianKernelFeatures(5, 2.0, random_state=0), {"lifetime": -1.0}),
-        "kernel_ridge": (MondrianKernelRidge(5, 2.0, random_state=0), {"alpha": 0.0}),
+        "forest": (ml.MondrianForestRegressor(3, random_state=0), {"n_estimators": 0}),
+        "kernel_features": (ml.MondrianKernelFeatures(5, 2.0, random_state=0), {"lifetime": -1.0}),
+        "kernel_ridge": (ml.MondrianKernelRidge(5, 2.0, random_state=0), {"alpha": 0.0}),
         "kernel_ridge_cv": (
-            MondrianKernelRidgeCV(5, 3.0, lifetimes=5, random_state=0),
+            ml.MondrianKernelRidgeCV(5, 3.0, lifetimes=5, random_state=0),
             {"solver": "lu"},
         ),
-        "partition_kernel": (RandomPartitionKernel(cut, 10, random_state=0), {"n_partitions": 0}),
-        "partition_gp": (PartitionGPRegressor(cut, 10, **fixed), {"noise_variance": -1.0}),
-        "partition_kpca": (PartitionKernelPCA(2, cut, 10, random_state=0), {"krylov_depth": 0}),
-        "partition_svc": (PartitionSVC(cut, 10, random_state=0), {"C": 0.0}),
-        "fourier_features": (LaplaceFourierFeatures(10, random_state=0), {"n_components": 0}),
-        "binning_features": (RandomBinningFeatures(10, random_state=0), {"lifetime": np.inf}),
-        "laplace_ridge": (LaplaceKernelRidge(lifetime=1.0), {"alpha": -1.0}),
+        "partition_kernel": (
+            partition.RandomPartitionKernel(cut, 10, random_state=0),
+            {"n_partitions": 0},
+        ),
+        "partition_gp": (
+            partition.PartitionGPRegressor(cut, 10, **fixed),
+            {"noise_variance": -1.0},
+        ),
+        "partition_kpca": (
+            partition.PartitionKernelPCA(2, cut, 10, random_state=0),
+            {"krylov_depth": 0},
+        ),
+        "partition_svc": (partition.PartitionSVC(cut, 10, random_state=0), {"C": 0.0}),
+        "fourier_features": (
+            baselines.LaplaceFourierFeatures(10, random_state=0),
+            {"n_components": 0},
+        ),
+        "binning_features": (
+            baselines.RandomBinningFeatures(10, random_state=0),
+            {"lifetime": np.inf},
+        ),
+        "laplace_ridge": (baselines.LaplaceKernelRidge(lifetime=1.0), {"alpha": -1.0}),
     }
 
 
