@@ -99,8 +99,11 @@ class EstimatorBase(BaseEstimator):
         return as_core_array(validate_data(self, X, dtype=np.float64, reset=False))
 
 
-class OnlineMixin:
+class OnlineMixin(EstimatorBase):
     """``partial_fit`` for estimators whose core handle ``model_`` updates itself online."""
+
+    fit: Callable[..., Any]
+    n_features_in_: int
 
     @restore_on_failure
     @document("X", "y")

@@ -38,7 +38,7 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
     ``_training_data(X, y, reset)`` checks its targets.
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         "n_estimators": COUNT,
         "lifetime": [Real(low=0, allow_inf=True)],
         "min_samples_split": [Integer(low=2)],
@@ -110,7 +110,7 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
         if (
             not isinstance(index, numbers.Integral)
             or isinstance(index, bool)
-            or not 0 <= index < n_trees
+            or not 0 <= int(index) < n_trees
         ):
             raise ValueError(
                 f"tree index {index!r} out of range: need an integer in [0, {n_trees})"

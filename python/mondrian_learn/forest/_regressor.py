@@ -104,7 +104,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     (3,)
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         **MondrianForestBase._parameter_constraints,
         "prior_mean": [None, Real()],
         "gamma1": [None, *POSITIVE],
@@ -136,7 +136,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     def _new_model(
         self, n_features: int, lifetime: float, min_samples_split: int, seed: int
     ) -> Any:
-        def optional(value: float | str | None) -> float | str | None:
+        def optional(value: Any) -> Any:
             return value if value is None or isinstance(value, str) else float(value)
 
         return _core.ForestRegressor(

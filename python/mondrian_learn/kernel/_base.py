@@ -32,7 +32,7 @@ class MondrianKernelBase(EstimatorBase):
     trees, tree ``m`` drawn from a stream seeded by ``(seed, m)``, so results do not depend
     on ``n_jobs``. These estimators do not scale X: lifetimes are in the units of X."""
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         "n_estimators": COUNT,
         "random_state": RANDOM_STATE,
         "n_jobs": N_JOBS,

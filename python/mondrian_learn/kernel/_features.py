@@ -71,7 +71,7 @@ class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
     """
     )
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         **MondrianKernelBase._parameter_constraints,
         "lifetime": FINITE_LIFETIME,
     }

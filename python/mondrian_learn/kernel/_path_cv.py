@@ -129,7 +129,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     (True, 31)
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         **MondrianKernelBase._parameter_constraints,
         "max_lifetime": [None, *FINITE_LIFETIME],
         "alpha": POSITIVE,

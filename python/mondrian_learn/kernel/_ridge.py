@@ -71,7 +71,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     """
     )
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         **MondrianKernelBase._parameter_constraints,
         "lifetime": FINITE_LIFETIME,
         "alpha": POSITIVE,

@@ -50,7 +50,7 @@ class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
     (3, 20)
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         "n_components": COUNT,
         "lifetime": FINITE_LIFETIME,
         "random_state": RANDOM_STATE,
@@ -126,7 +126,7 @@ class RandomBinningFeatures(TransformerMixin, EstimatorBase):
     5
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         "n_estimators": COUNT,
         "lifetime": FINITE_LIFETIME,
         "random_state": RANDOM_STATE,
@@ -211,7 +211,7 @@ class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
     True
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         "lifetime": FINITE_LIFETIME,
         "alpha": POSITIVE,
     }

@@ -22,9 +22,7 @@ class PartitionKernelEstimator(EstimatorBase):
     the estimator draws itself. ``verbose`` reports each stage of the fit with its time.
     """
 
-    _parameter_constraints: dict[str, list[Any]] = dict(
-        RandomPartitionKernel._parameter_constraints
-    )
+    _parameter_constraints = dict(RandomPartitionKernel._parameter_constraints)
 
     def _sample_kernel(self, X: np.ndarray, y: Any) -> tuple[np.random.RandomState, StageTimer]:
         """Sample ``kernel_`` on ``X`` (and ``y``, for supervised samplers).
@@ -35,7 +33,7 @@ class PartitionKernelEstimator(EstimatorBase):
         stages = StageTimer(self.verbose, type(self).__name__)
         # A seed for the kernel, usable as its random_state.
         seed = int(rng.randint(0, 2**32 - 1, dtype=np.int64))
-        self.kernel_ = RandomPartitionKernel(self.sampler, self.n_partitions, seed, self.n_jobs)
-        self.kernel_.fit(X, y)
+        kernel = RandomPartitionKernel(self.sampler, self.n_partitions, seed, self.n_jobs)
+        self.kernel_ = kernel.fit(X, y)
         stages.done(f"sampled {self.n_partitions} partitions")
         return rng, stages

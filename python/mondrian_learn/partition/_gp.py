@@ -84,7 +84,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
     True
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         **PartitionKernelEstimator._parameter_constraints,
         "noise_variance": [None, *POSITIVE],
         "signal_variance": [None, *POSITIVE],

@@ -91,7 +91,7 @@ default="mondrian"
     True
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         "sampler": SAMPLER,
         "n_partitions": COUNT,
         "random_state": RANDOM_STATE,
@@ -124,7 +124,7 @@ default="mondrian"
         seed = draw_seed(self.random_state)
         X = as_core_array(X)
         for name in ("rules_", "uniques_"):  # from an earlier fit with a callable sampler
-            vars(self).pop(name, None)
+            self.__dict__.pop(name, None)
         if isinstance(sampler, CallablePartitions):
             self.model_, self.rules_, self.uniques_ = sampler._sample(X, y, m, seed, n_jobs)
         else:

@@ -75,7 +75,7 @@ class PartitionKernelPCA(
     True
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         **PartitionKernelEstimator._parameter_constraints,
         "n_components": COUNT,
         "block_size": [None, *COUNT],

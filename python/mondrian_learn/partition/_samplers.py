@@ -54,7 +54,7 @@ class MondrianPartitions(EstimatorBase):
         (scale them first: the kernel uses the L1 distance).
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {"lifetime": FINITE_LIFETIME}
+    _parameter_constraints = {"lifetime": FINITE_LIFETIME}
 
     def __init__(self, lifetime: float = 1.0) -> None:
         store_params(self, locals())
@@ -82,7 +82,7 @@ class RandomForestPartitions(EstimatorBase):
         otherwise (scikit-learn's defaults: fully grown trees).
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         "forest": [
             None,
             InstanceOf(_FORESTS, "a scikit-learn RandomForest or ExtraTrees estimator"),
@@ -134,7 +134,7 @@ class FastClusterPartitions(EstimatorBase):
         h, in [0, 40]; None uses ``floor(log2 N)`` (up to one centre per point).
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {"max_level": [None, Integer(low=0, high=40)]}
+    _parameter_constraints = {"max_level": [None, Integer(low=0, high=40)]}
 
     def __init__(self, max_level: int | None = None) -> None:
         store_params(self, locals())
@@ -171,7 +171,7 @@ class CallablePartitions(EstimatorBase):
     >>> sampler = CallablePartitions(kmeans)
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {"function": [IsCallable()]}
+    _parameter_constraints = {"function": [IsCallable()]}
 
     def __init__(self, function: Callable[..., Callable[[np.ndarray], Any]] | None = None) -> None:
         store_params(self, locals())

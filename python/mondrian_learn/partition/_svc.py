@@ -58,7 +58,7 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
     True
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints = {
         **PartitionKernelEstimator._parameter_constraints,
         "C": POSITIVE,
         "loss": [Options({"hinge", "squared_hinge"})],
