@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 # scikit-learn's array-API check (NumPy inputs with dispatch on) runs only with this set,
 # and SciPy reads it at import.
@@ -45,3 +46,64 @@ def homogeneity_pvalue(a: np.ndarray, b: np.ndarray, min_expected: float = 5.0) 
     if len(table) < 2:
         return 1.0
     return float(stats.chi2_contingency(table.T)[1])
+
+
+def estimator_zoo() -> dict[str, tuple[Any, dict[str, Any]]]:
+    """Every public estimator, small and unfitted, with parameters that fail validation."""
+    import mondrian_learn as ml
+    from mondrian_learn import partition
+    from mondrian_learn.kernel import baselines
+
+    cut = partition.MondrianPartitions(lifetime=2.0)
+    fixed = {"noise_variance": 0.1, "signal_variance": 1.0, "random_state": 0}
+    return {
+        "forest": (ml.MondrianForestRegressor(3, random_state=0), {"n_estimators": 0}),
+        "kernel_features": (ml.MondrianKernelFeatures(5, 2.0, random_state=0), {"lifetime": -1.0}),
+        "kernel_ridge": (ml.MondrianKernelRidge(5, 2.0, random_state=0), {"alpha": 0.0}),
+        "kernel_ridge_cv": (
+            ml.MondrianKernelRidgeCV(5, 3.0, lifetimes=5, random_state=0),
+            {"solver": "lu"},
+        ),
+        "partition_kernel": (
+            partition.RandomPartitionKernel(cut, 10, random_state=0),
+            {"n_partitions": 0},
+        ),
+        "partition_gp": (
+            partition.PartitionGPRegressor(cut, 10, **fixed),
+            {"noise_variance": -1.0},
+        ),
+        "partition_kpca": (
+            partition.PartitionKernelPCA(2, cut, 10, random_state=0),
+            {"krylov_depth": 0},
+        ),
+        "partition_svc": (partition.PartitionSVC(cut, 10, random_state=0), {"C": 0.0}),
+        "fourier_features": (
+            baselines.LaplaceFourierFeatures(10, random_state=0),
+            {"n_components": 0},
+        ),
+        "binning_features": (
+            baselines.RandomBinningFeatures(10, random_state=0),
+            {"lifetime": np.inf},
+        ),
+        "laplace_ridge": (baselines.LaplaceKernelRidge(lifetime=1.0), {"alpha": -1.0}),
+    }
+
+
+def fit_data(estimator: Any, X: np.ndarray) -> Any:
+    """The targets ``estimator`` takes for ``X``: continuous for regressors, two classes for
+    classifiers, None otherwise."""
+    from sklearn.base import is_classifier, is_regressor
+
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    if is_regressor(estimator):
+        return y
+    return (y > np.median(y)).astype(int) if is_classifier(estimator) else None
+
+
+def output(fitted: Any, X: Any) -> np.ndarray:
+    """What a fitted estimator of ``estimator_zoo`` gives for ``X``, as a dense array."""
+    for method in ("transform", "decision_function", "predict", "kernel_matrix"):
+        if hasattr(fitted, method):
+            result = getattr(fitted, method)(X)
+            return result.toarray() if hasattr(result, "toarray") else np.asarray(result)
+    raise AssertionError(f"no output method on {fitted!r}")

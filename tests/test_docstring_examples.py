@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import doctest
+import importlib
 
 import pytest
 
-import mondrian_learn.bayesopt
-import mondrian_learn.calibration
-import mondrian_learn.forest
+MODULES = [
+    "forest._regressor",
+    "kernel._features",
+    "kernel._ridge",
+    "kernel._path_cv",
+    "kernel.baselines",
+    "partition._kernel",
+    "partition._samplers",
+    "partition._gp",
+    "partition._kpca",
+    "partition._svc",
+    "bayesopt",
+    "_test_functions",
+    "calibration",
+]
 
 
-@pytest.mark.parametrize(
-    "module", [mondrian_learn.forest, mondrian_learn.bayesopt, mondrian_learn.calibration]
-)
-def test_examples(module: object) -> None:
-    failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+@pytest.mark.parametrize("module", MODULES)
+def test_examples(module: str) -> None:
+    mod = importlib.import_module(f"mondrian_learn.{module}")
+    failures, attempted = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert attempted > 0 and failures == 0

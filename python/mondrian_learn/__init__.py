@@ -1,12 +1,17 @@
 """Mondrian processes, forests and kernels with scikit-learn estimators.
 
 The heavy lifting is done by a Rust core (``mondrian_learn._core``); this package holds the
-estimators: validation, parameters and orchestration.
+estimators: validation, parameters and orchestration, one subpackage per family
+(:mod:`mondrian_learn.forest`, :mod:`mondrian_learn.kernel`, :mod:`mondrian_learn.partition`).
 """
 
+from mondrian_learn import forest, kernel, partition
 from mondrian_learn.forest import MondrianForestRegressor
-from mondrian_learn.kernel import MondrianKernelFeatures, MondrianKernelRidge
-from mondrian_learn.kernel_cv import MondrianKernelRidgeCV
+from mondrian_learn.kernel import (
+    MondrianKernelFeatures,
+    MondrianKernelRidge,
+    MondrianKernelRidgeCV,
+)
 from mondrian_learn.partition import (
     PartitionGPRegressor,
     PartitionKernelPCA,
@@ -23,5 +28,8 @@ __all__ = [
     "PartitionKernelPCA",
     "PartitionSVC",
     "RandomPartitionKernel",
+    "forest",
+    "kernel",
+    "partition",
 ]
 __version__ = "0.1.0"

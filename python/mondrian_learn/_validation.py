@@ -1,9 +1,20 @@
-"""Input checks shared by the estimators: one place turns user input into what the core takes."""
+"""Input checks shared by the estimators: one declarative parameter checker, and the one place
+that turns user arrays into what the core takes.
+
+Every estimator declares ``_parameter_constraints``, a table from each ``__init__`` parameter
+to the kinds of value it accepts (a value is valid when it satisfies any of them; ``None`` in
+a list allows ``None``). :func:`check_parameters` walks the table at the start of ``fit`` (as
+scikit-learn does) and raises one ``ValueError`` naming the parameter, its value and what is
+allowed: ``n_estimators must be an integer >= 1, got 0``. The Rust core does not check
+parameter domains again; it only checks what depends on the data (NaN, shapes, overflow).
+"""
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
+from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -11,9 +22,197 @@ from sklearn.utils import check_random_state
 _MAX_SEED = np.iinfo(np.int64).max
 
 
-def as_core_array(X: np.ndarray) -> np.ndarray:
-    """C-contiguous float64 view or copy of an already validated array (the core's layout)."""
-    return np.ascontiguousarray(X, dtype=np.float64)
+def _is_integer(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+class Constraint:
+    """One kind of value a parameter accepts; ``str()`` says which, in words."""
+
+    def is_satisfied_by(self, value: object) -> bool:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        raise NotImplementedError
+
+
+class Integer(Constraint):
+    """An integer (not a bool) in ``[low, high]``; a bound of None is open."""
+
+    def __init__(self, low: int | None = None, high: int | None = None) -> None:
+        self.low, self.high = low, high
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return (
+            _is_integer(value)
+            and (self.low is None or value >= self.low)  # type: ignore[operator]
+            and (self.high is None or value <= self.high)  # type: ignore[operator]
+        )
+
+    def __str__(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"an integer in [{self.low}, {self.high}]"
+        if self.low is not None:
+            return f"an integer >= {self.low}"
+        if self.high is not None:
+            return f"an integer <= {self.high}"
+        return "an integer"
+
+
+class Real(Constraint):
+    """A real number (not NaN, not a bool) between ``low`` and ``high``.
+
+    ``closed`` says which bounds belong to the interval ("both", "left", "right" or
+    "neither"); infinity is accepted only with ``allow_inf``.
+    """
+
+    def __init__(
+        self,
+        low: float | None = None,
+        high: float | None = None,
+        closed: str = "both",
+        allow_inf: bool = False,
+    ) -> None:
+        self.low, self.high, self.closed, self.allow_inf = low, high, closed, allow_inf
+
+    def is_satisfied_by(self, value: object) -> bool:
+        if not _is_real(value):
+            return False
+        v = float(value)  # type: ignore[arg-type]
+        if math.isnan(v) or (math.isinf(v) and not self.allow_inf):
+            return False
+        left_closed = self.closed in ("both", "left")
+        right_closed = self.closed in ("both", "right")
+        if self.low is not None and not (v >= self.low if left_closed else v > self.low):
+            return False
+        return self.high is None or (v <= self.high if right_closed else v < self.high)
+
+    def __str__(self) -> str:
+        kind = "a number" if self.allow_inf else "a finite number"
+        left = ">=" if self.closed in ("both", "left") else ">"
+        right = "<=" if self.closed in ("both", "right") else "<"
+        if self.low is not None and self.high is not None:
+            brackets = ("[" if left == ">=" else "(", "]" if right == "<=" else ")")
+            text = f"{kind} in {brackets[0]}{self.low}, {self.high}{brackets[1]}"
+        elif self.low is not None:
+            text = f"{kind} {left} {self.low}"
+        elif self.high is not None:
+            text = f"{kind} {right} {self.high}"
+        else:
+            text = kind
+        return text + (" (inf allowed)" if self.allow_inf else "")
+
+
+class Options(Constraint):
+    """One of a fixed set of values (strings)."""
+
+    def __init__(self, values: set[str] | frozenset[str]) -> None:
+        self.values = frozenset(values)
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return isinstance(value, str) and value in self.values
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in sorted(self.values))
+
+
+class Boolean(Constraint):
+    """``True`` or ``False`` (numpy bools too)."""
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+    def __str__(self) -> str:
+        return "a bool"
+
+
+class IsCallable(Constraint):
+    """Anything callable."""
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return callable(value)
+
+    def __str__(self) -> str:
+        return "a callable"
+
+
+class InstanceOf(Constraint):
+    """An instance of one of ``types``, described as ``description``."""
+
+    def __init__(self, types: type | tuple[type, ...], description: str) -> None:
+        self.types, self.description = types, description
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return isinstance(value, self.types)
+
+    def __str__(self) -> str:
+        return self.description
+
+
+class RealArray(Constraint):
+    """A non-empty array-like of finite numbers, each ``>= low``."""
+
+    def __init__(self, low: float) -> None:
+        self.low = low
+
+    def is_satisfied_by(self, value: object) -> bool:
+        if isinstance(value, (str, bytes)) or _is_real(value):
+            return False
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        return bool(array.size > 0 and np.isfinite(array).all() and array.min() >= self.low)
+
+    def __str__(self) -> str:
+        return f"an array of finite numbers >= {self.low}"
+
+
+#: Shared table entries.
+N_JOBS: list[Any] = [None, Integer(low=1), Integer(high=-1)]
+RANDOM_STATE: list[Any] = [
+    None,
+    Integer(low=0, high=2**32 - 1),
+    InstanceOf(np.random.RandomState, "a numpy RandomState"),
+]
+VERBOSE: list[Any] = [Boolean(), Integer(low=0)]
+POSITIVE: list[Any] = [Real(low=0, closed="neither")]
+COUNT: list[Any] = [Integer(low=1)]
+#: A Mondrian lifetime λ where the estimator needs a finite one.
+FINITE_LIFETIME: list[Any] = [Real(low=0)]
+
+
+def check_parameter(name: str, value: object, constraints: list[Any]) -> None:
+    """Raise ``ValueError`` unless ``value`` satisfies one of ``constraints`` (``None`` in the
+    list allows ``None``)."""
+    for constraint in constraints:
+        if constraint is None:
+            if value is None:
+                return
+        elif constraint.is_satisfied_by(value):
+            return
+    allowed = ["None" if c is None else str(c) for c in constraints]
+    text = allowed[0] if len(allowed) == 1 else ", ".join(allowed[:-1]) + " or " + allowed[-1]
+    raise ValueError(f"{name} must be {text}, got {value!r}")
+
+
+def check_parameters(estimator: Any) -> None:
+    """Check every parameter of ``estimator`` against its class's ``_parameter_constraints``."""
+    params = estimator.get_params(deep=False)
+    for name, constraints in type(estimator)._parameter_constraints.items():
+        check_parameter(name, params[name], constraints)
+
+
+def as_core_array(X: Any, dtype: Any = np.float64) -> np.ndarray:
+    """``X`` as the core takes arrays: C-contiguous, aligned, ``dtype`` (float64 by default);
+    no copy when it already is one. Any array numpy can make is accepted (Fortran order,
+    strided views, other dtypes, unaligned buffers)."""
+    array = np.ascontiguousarray(X, dtype=dtype)
+    return array if array.flags.aligned else array.copy()
 
 
 def is_core_ready(X: object, y: object, n_features: int) -> bool:
@@ -27,6 +226,7 @@ def is_core_ready(X: object, y: object, n_features: int) -> bool:
         and X.ndim == 2
         and y.ndim == 1
         and X.flags.c_contiguous
+        and X.flags.aligned
         and X.shape[0] == y.shape[0] > 0
         and X.shape[1] == n_features
     )
@@ -40,10 +240,9 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
     ValueError
         If ``n_jobs`` is 0 or not an integer.
     """
+    check_parameter("n_jobs", n_jobs, N_JOBS)
     if n_jobs is None:
         return 1
-    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
     if n_jobs > 0:
         return int(n_jobs)
     # os.cpu_count() reads /sys on every call: only when a negative n_jobs needs it.

@@ -9,7 +9,6 @@ benchmarks, :func:`branin` and :func:`hartmann6`, are here too.
 
 from __future__ import annotations
 
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -18,80 +17,22 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from mondrian_learn._progress import progress_callback
+from mondrian_learn._test_functions import BRANIN_DOMAIN, HARTMANN6_DOMAIN, branin, hartmann6
+from mondrian_learn._validation import Integer, IsCallable, Real, check_parameter
 from mondrian_learn.forest import MondrianForestRegressor
 
-#: Standard domain of :func:`branin`: x₁ ∈ [−5, 10], x₂ ∈ [0, 15].
-BRANIN_DOMAIN = np.array([[-5.0, 10.0], [0.0, 15.0]])
-#: Standard domain of :func:`hartmann6`: the unit cube [0, 1]⁶.
-HARTMANN6_DOMAIN = np.array([[0.0, 1.0]] * 6)
+__all__ = [
+    "BRANIN_DOMAIN",
+    "HARTMANN6_DOMAIN",
+    "OptimizationResult",
+    "branin",
+    "hartmann6",
+    "optimize",
+    "optimize_box",
+]
 
-_HARTMANN6_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-_HARTMANN6_A = np.array(
-    [
-        [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
-        [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
-        [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
-        [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
-    ]
-)
-_HARTMANN6_P = 1e-4 * np.array(
-    [
-        [1312, 1696, 5569, 124, 8283, 5886],
-        [2329, 4135, 8307, 3736, 1004, 9991],
-        [2348, 1451, 3522, 2883, 3047, 6650],
-        [4047, 8828, 8732, 5743, 1091, 381],
-    ]
-)
 # Parameters of optimize() that it sets itself, so they cannot pass through to the forest.
 _RESERVED_FOREST_PARAMS = ("random_state", "scale_features", "verbose")
-
-
-def branin(X: Any) -> Any:
-    """The Branin–Hoo function, minimum 0.397887 (at three points) on :data:`BRANIN_DOMAIN`.
-
-    ``f(x) = (x₂ − 5.1x₁²/(4π²) + 5x₁/π − 6)² + 10(1 − 1/(8π))cos x₁ + 10``.
-
-    Parameters
-    ----------
-    X : array-like of shape (2,) or (n_points, 2)
-
-    Returns
-    -------
-    float or ndarray of shape (n_points,)
-
-    Examples
-    --------
-    >>> round(float(branin([np.pi, 2.275])), 6)
-    0.397887
-    """
-    X = np.asarray(X, dtype=np.float64)
-    x1, x2 = X[..., 0], X[..., 1]
-    quadratic = x2 - 5.1 / (4 * np.pi**2) * x1**2 + 5 / np.pi * x1 - 6
-    return quadratic**2 + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x1) + 10
-
-
-def hartmann6(X: Any) -> Any:
-    """The 6-D Hartmann function, minimum −3.32237 on the unit cube :data:`HARTMANN6_DOMAIN`.
-
-    ``f(x) = −Σᵢ αᵢ exp(−Σⱼ Aᵢⱼ (xⱼ − Pᵢⱼ)²)`` with the standard constants.
-
-    Parameters
-    ----------
-    X : array-like of shape (6,) or (n_points, 6)
-
-    Returns
-    -------
-    float or ndarray of shape (n_points,)
-
-    Examples
-    --------
-    >>> x = [0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573]
-    >>> round(float(hartmann6(x)), 5)
-    -3.32237
-    """
-    X = np.asarray(X, dtype=np.float64)
-    squared = (X[..., None, :] - _HARTMANN6_P) ** 2
-    return -np.exp(-(squared * _HARTMANN6_A).sum(axis=-1)) @ _HARTMANN6_ALPHA
 
 
 @dataclass
@@ -129,10 +70,7 @@ class OptimizationResult:
 
 
 def _check_count(name: str, value: Any, low: int, high: int) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if not low <= int(value) <= high:
-        raise ValueError(f"{name} must lie in [{low}, {high}], got {value}")
+    check_parameter(name, value, [Integer(low=low, high=high)])
     return int(value)
 
 
@@ -175,10 +113,8 @@ def _forest(forest_params: dict[str, Any], seed: int) -> MondrianForestRegressor
 
 
 def _check_search_args(func: Any, kappa: Any) -> None:
-    if not callable(func):
-        raise ValueError(f"func must be callable, got {type(func).__name__}")
-    if not isinstance(kappa, numbers.Real) or not (np.isfinite(float(kappa)) and float(kappa) >= 0):
-        raise ValueError(f"kappa must be a finite number >= 0, got {kappa!r}")
+    check_parameter("func", func, [IsCallable()])
+    check_parameter("kappa", kappa, [Real(low=0)])
 
 
 def _lowest_bound(model: MondrianForestRegressor, unit: np.ndarray, kappa: float) -> np.ndarray:

@@ -21,7 +21,7 @@ def coverage_errors(model: Any, X: Any, y: Any, levels: Any = LEVELS) -> np.ndar
 
     Parameters
     ----------
-    model : estimator with ``predict_interval(X, alpha)``
+    model : estimator with ``predict_interval(X, confidence)``
         E.g. a fitted :class:`~mondrian_learn.MondrianForestRegressor` (exact mixture
         quantiles).
     X : array-like of shape (n_samples, n_features)
@@ -46,7 +46,7 @@ def coverage_errors(model: Any, X: Any, y: Any, levels: Any = LEVELS) -> np.ndar
     y = np.asarray(y, dtype=np.float64)
     errors = []
     for level in levels:
-        interval = model.predict_interval(X, alpha=1.0 - float(level))
+        interval = model.predict_interval(X, confidence=float(level))
         inside = (interval[:, 0] <= y) & (y <= interval[:, 1])
         errors.append(float(np.mean(inside)) - float(level))
     return np.asarray(errors)

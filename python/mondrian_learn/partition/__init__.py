@@ -4,6 +4,7 @@ partition puts ``a`` and ``b`` in the same cluster. Stored as ``m`` label vector
 is only ever applied through O(m N) products, so GP regression, kernel PCA and SVMs scale
 linearly in the number of points."""
 
+from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._gp import PartitionGPRegressor
 from mondrian_learn.partition._kernel import RandomPartitionKernel
 from mondrian_learn.partition._kpca import PartitionKernelPCA
@@ -22,6 +23,7 @@ __all__ = [
     "FastClusterPartitions",
     "MondrianPartitions",
     "PartitionGPRegressor",
+    "PartitionKernelEstimator",
     "PartitionKernelPCA",
     "PartitionSVC",
     "RandomForestPartitions",

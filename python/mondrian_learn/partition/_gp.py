@@ -2,45 +2,34 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from mondrian_learn._validation import draw_seed, resolve_n_jobs
-from mondrian_learn.partition._kernel import (
-    RandomPartitionKernel,
-    Stages,
-    check_positive_int,
-    sub_seed,
-)
-from mondrian_learn.solvers import MarginalLikelihood
+from mondrian_learn._base import document, restore_on_failure, store_params
+from mondrian_learn._validation import COUNT, POSITIVE, Integer, draw_seed
+from mondrian_learn.partition._base import PartitionKernelEstimator
+from mondrian_learn.partition._kernel import PRECONDITIONER
+from mondrian_learn.partition._marginal_likelihood import MarginalLikelihood
 
 
-def _check_variance(value: Any, name: str) -> float | None:
-    if value is None:
-        return None
-    if not isinstance(value, numbers.Real) or not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive number or None, got {value!r}")
-    return float(value)
-
-
-class PartitionGPRegressor(RegressorMixin, BaseEstimator):
+class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
     """GP regression with covariance ``s k̂(a, b) + σ² 1[a = b]``, ``k̂`` a random partition
     kernel, solved in O(m N) per iteration (Davies & Ghahramani 2014, §5.1).
 
-    - Posterior mean: ``ȳ + s K̂(X*, X) α`` with ``(s K̂ + σ² I) α = y − ȳ`` solved by
+    - Posterior mean: ``ȳ + s K̂(X*, X) α`` with the dual weights α (``dual_coef_``)
+      solving ``(s K̂ + σ² I) α = y − ȳ`` by
       preconditioned conjugate gradients, preconditioner ``(1/m) Σ_ρ (s K_ρ + σ² I)⁻¹``
       (eq. 9; each inverse in closed form per cluster, eq. 10).
     - Predictive variance of a new target: ``s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*`` with
       ``k* = K̂(X, x*)`` (``k̂(x*, x*) = 1``), by batched CG solves (one column per point).
     - ``σ²`` and ``s`` (when None) maximise the log marginal likelihood, estimated by
-      stochastic Lanczos quadrature (see :mod:`mondrian_learn.solvers`: one Lanczos run on
+      stochastic Lanczos quadrature (see :mod:`mondrian_learn.partition._marginal_likelihood`:
+      one Lanczos run on
       ``K̂`` from ``y`` and ``n_probes`` Rademacher probes serves every ``(s, σ²)``).
       ``log_marginal_likelihood_value_`` then uses the CG solution for the data-fit term and
       the Hutchinson estimate for ``log det``; ``log_marginal_likelihood_std_`` is half the
@@ -52,9 +41,9 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
         See :class:`RandomPartitionKernel`.
     n_partitions : int, default=100
     noise_variance : float or None, default=None
-        σ²; None chooses it by marginal likelihood.
+        σ² > 0; None chooses it by marginal likelihood.
     signal_variance : float or None, default=None
-        s; None chooses it by marginal likelihood.
+        s > 0; None chooses it by marginal likelihood.
     preconditioner : {"partition", "jacobi", "none"}, default="partition"
     tol : float, default=1e-3
         CG stops when ``‖r‖ ≤ tol ‖b‖`` (for the fit and for every predictive variance).
@@ -63,7 +52,8 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
     max_iter : int, default=1000
         CG iteration cap; a ``ConvergenceWarning`` is raised when it is reached.
     n_probes : int, default=16
-        Rademacher probes for the log-determinant.
+        Rademacher probes for the log-determinant (at least 2: their spread is the reported
+        error).
     lanczos_steps : int, default=60
         Lanczos steps per probe.
     random_state, n_jobs
@@ -74,7 +64,8 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     kernel_ : RandomPartitionKernel
-    alpha_ : ndarray of shape (n_samples,)
+    dual_coef_ : ndarray of shape (n_samples,)
+        The dual weights α (as scikit-learn's ``KernelRidge.dual_coef_``).
     noise_variance_, signal_variance_ : float
     log_marginal_likelihood_value_, log_marginal_likelihood_std_ : float
         Only when a variance was chosen by marginal likelihood.
@@ -93,6 +84,17 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints = {
+        **PartitionKernelEstimator._parameter_constraints,
+        "noise_variance": [None, *POSITIVE],
+        "signal_variance": [None, *POSITIVE],
+        "preconditioner": PRECONDITIONER,
+        "tol": POSITIVE,
+        "max_iter": COUNT,
+        "n_probes": [Integer(low=2)],
+        "lanczos_steps": COUNT,
+    }
+
     def __init__(
         self,
         sampler: Any = "mondrian",
@@ -108,69 +110,39 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.sampler = sampler
-        self.n_partitions = n_partitions
-        self.noise_variance = noise_variance
-        self.signal_variance = signal_variance
-        self.preconditioner = preconditioner
-        self.tol = tol
-        self.max_iter = max_iter
-        self.n_probes = n_probes
-        self.lanczos_steps = lanczos_steps
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
+    @restore_on_failure
+    @document("X", "y")
     def fit(self, X: Any, y: Any) -> PartitionGPRegressor:
-        """Sample the partitions, choose the variances left as None, and solve for ``α``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : PartitionGPRegressor
-        """
-        noise = _check_variance(self.noise_variance, "noise_variance")
-        signal = _check_variance(self.signal_variance, "signal_variance")
-        n_probes = check_positive_int(self.n_probes, "n_probes")
-        steps = check_positive_int(self.lanczos_steps, "lanczos_steps")
-        if self.preconditioner not in ("partition", "jacobi", "none"):
-            raise ValueError(
-                "preconditioner must be 'partition', 'jacobi' or 'none', "
-                f"got {self.preconditioner!r}"
-            )
+        """Sample the partitions, choose the variances left as None, and solve for the dual
+        weights α."""
+        self._validate_params()
+        signal, noise = (
+            None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
+        )
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        rng = check_random_state(self.random_state)
-        stages = Stages(self.verbose, "PartitionGPRegressor")
-        self.kernel_ = RandomPartitionKernel(
-            self.sampler, self.n_partitions, sub_seed(rng), self.n_jobs
-        ).fit(X, y)
-        stages.done(f"sampled {self.n_partitions} partitions")
+        rng, stages = self._sample_kernel(X, y)
         self.y_mean_ = float(y.mean())
         centred = y - self.y_mean_
         probe_seed = draw_seed(rng)
         if signal is None or noise is None:
-            if n_probes < 2:
-                raise ValueError("n_probes must be >= 2 to choose variances by likelihood")
             likelihood = MarginalLikelihood(
-                self.kernel_.core_,
+                self.kernel_.model_,
                 centred,
-                n_probes,
-                steps,
+                int(self.n_probes),
+                int(self.lanczos_steps),
                 probe_seed,
-                resolve_n_jobs(self.n_jobs),
+                self._threads(),
             )
             signal, noise = likelihood.maximise(signal, noise)
             stages.done(f"chose s = {signal:.3g}, σ² = {noise:.3g} by marginal likelihood")
-        self.signal_variance_, self.noise_variance_ = signal, noise
-        self.alpha_, info = self.kernel_.solve(
+        self.signal_variance_, self.noise_variance_ = float(signal), float(noise)
+        self.dual_coef_, info = self.kernel_.solve(
             centred, noise, signal, self.preconditioner, self.tol, self.max_iter
         )
         self.n_iter_ = int(info["iterations"][0])
-        stages.done(f"solved for α in {self.n_iter_} CG iterations")
+        stages.done(f"solved for the dual weights in {self.n_iter_} CG iterations")
         if not info["converged"][0] and np.any(centred != 0):
             warnings.warn(
                 f"conjugate gradients stopped after {self.n_iter_} iterations with relative "
@@ -179,7 +151,7 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
                 stacklevel=2,
             )
         if self.signal_variance is None or self.noise_variance is None:
-            quadratic = float(centred @ self.alpha_)
+            quadratic = float(centred @ self.dual_coef_)
             self.log_marginal_likelihood_value_ = likelihood.value(signal, noise, quadratic)
             self.log_marginal_likelihood_std_ = 0.5 * likelihood.logdet(noise / signal)[1]
         return self
@@ -199,20 +171,19 @@ class PartitionGPRegressor(RegressorMixin, BaseEstimator):
         mean : ndarray of shape (n_samples,)
         std : ndarray of shape (n_samples,), only when ``return_std``
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._fitted_input(X)
         kernel, s, noise = self.kernel_, self.signal_variance_, self.noise_variance_
         labels, weights = kernel.assign(X)
-        threads = resolve_n_jobs(self.n_jobs)
-        alpha = np.ascontiguousarray(self.alpha_.reshape(-1, 1))
-        mean = self.y_mean_ + s * kernel.core_.cross_matmul(labels, weights, alpha, threads)[:, 0]
+        threads = self._threads()
+        dual = np.ascontiguousarray(self.dual_coef_.reshape(-1, 1))
+        mean = self.y_mean_ + s * kernel.model_.cross_matmul(labels, weights, dual, threads)[:, 0]
         if not return_std:
             return mean
         var = np.empty(X.shape[0])
         for start in range(0, X.shape[0], 64):
             part = slice(start, start + 64)
             w = None if weights is None else np.ascontiguousarray(weights[:, part])
-            k_star = s * kernel.core_.cross_columns(
+            k_star = s * kernel.model_.cross_columns(
                 np.ascontiguousarray(labels[:, part]), w, threads
             )
             z, info = kernel.solve(k_star, noise, s, self.preconditioner, self.tol, self.max_iter)

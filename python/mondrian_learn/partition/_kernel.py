@@ -2,50 +2,36 @@
 
 from __future__ import annotations
 
-import numbers
-import sys
-import time
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._validation import as_core_array, draw_seed, resolve_n_jobs
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_params
+from mondrian_learn._progress import StageTimer
+from mondrian_learn._validation import (
+    COUNT,
+    N_JOBS,
+    POSITIVE,
+    RANDOM_STATE,
+    VERBOSE,
+    Options,
+    as_core_array,
+    check_parameter,
+    draw_seed,
+)
 from mondrian_learn.partition._samplers import (
     FRESH,
+    SAMPLER,
     CallablePartitions,
     assign_by_rules,
     resolve_sampler,
 )
 
-
-class Stages:
-    """Prints ``stage: seconds`` lines to stderr when ``verbose`` (long fits report progress)."""
-
-    def __init__(self, verbose: int, name: str) -> None:
-        self.verbose, self.name, self.start = verbose, name, time.perf_counter()
-
-    def done(self, stage: str) -> None:
-        if self.verbose:
-            now = time.perf_counter()
-            print(f"{self.name}: {stage} in {now - self.start:.2f} s", file=sys.stderr, flush=True)
-            self.start = now
-
-
-def check_positive_int(value: Any, name: str) -> int:
-    """``value`` as an int ≥ 1, else ValueError naming ``name``."""
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def sub_seed(rng: np.random.RandomState) -> int:
-    """A seed for a component (the kernel inside an estimator), drawn from the estimator's
-    ``RandomState`` and usable as its ``random_state``."""
-    return int(rng.randint(0, 2**32 - 1, dtype=np.int64))
+#: The preconditioners of :meth:`RandomPartitionKernel.solve`.
+PRECONDITIONER: list[Any] = [Options({"partition", "jacobi", "none"})]
 
 
 def as_block(V: Any, n: int, name: str = "V") -> tuple[np.ndarray, bool]:
@@ -57,10 +43,10 @@ def as_block(V: Any, n: int, name: str = "V") -> tuple[np.ndarray, bool]:
         raise ValueError(f"{name} must have shape ({n},) or ({n}, k), got {np.shape(V)}")
     if not np.isfinite(V).all():
         raise ValueError(f"{name} contains NaN or infinity")
-    return np.ascontiguousarray(V), vector
+    return as_core_array(V), vector
 
 
-class RandomPartitionKernel(BaseEstimator):
+class RandomPartitionKernel(EstimatorBase):
     """``k̂(a, b)``: the fraction of ``m`` random partitions that put ``a`` and ``b`` in the
     same cluster (Davies & Ghahramani 2014, eq. 4–5), never formed as a matrix.
 
@@ -82,10 +68,12 @@ default="mondrian"
         Partition ρ draws from a stream derived from ``(seed, ρ)``.
     n_jobs : int or None, default=None
         Threads (None: 1, −1: all cores).
+    verbose : int, default=0
+        Report the sampling stage with its time on stderr.
 
     Attributes
     ----------
-    core_ : mondrian_learn._core.PartitionKernel
+    model_ : mondrian_learn._core.PartitionKernel
         The labels and the rule for new points, held by Rust.
     n_clusters_ : ndarray of shape (n_partitions,)
         Clusters per partition.
@@ -103,58 +91,57 @@ default="mondrian"
     True
     """
 
+    _parameter_constraints = {
+        "sampler": SAMPLER,
+        "n_partitions": COUNT,
+        "random_state": RANDOM_STATE,
+        "n_jobs": N_JOBS,
+        "verbose": VERBOSE,
+    }
+
     def __init__(
         self,
         sampler: Any = "mondrian",
         n_partitions: int = 100,
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
+        verbose: int = 0,
     ) -> None:
-        self.sampler = sampler
-        self.n_partitions = n_partitions
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
+    @restore_on_failure
+    @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> RandomPartitionKernel:
-        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or None
-
-        Returns
-        -------
-        self : RandomPartitionKernel
-        """
-        m = check_positive_int(self.n_partitions, "n_partitions")
+        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers)."""
+        self._validate_params()
+        m, n_jobs = int(self.n_partitions), self._threads()
         sampler = resolve_sampler(self.sampler)
-        n_jobs = resolve_n_jobs(self.n_jobs)
+        stages = StageTimer(self.verbose, type(self).__name__)
         if y is None:
             X = validate_data(self, X, dtype=np.float64)
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         seed = draw_seed(self.random_state)
         X = as_core_array(X)
+        for name in ("rules_", "uniques_"):  # from an earlier fit with a callable sampler
+            self.__dict__.pop(name, None)
         if isinstance(sampler, CallablePartitions):
-            self.core_, self.rules_, self.uniques_ = sampler._sample(X, y, m, seed, n_jobs)
+            self.model_, self.rules_, self.uniques_ = sampler._sample(X, y, m, seed, n_jobs)
         else:
-            self.core_ = sampler._sample(X, y, m, seed, n_jobs)
+            self.model_ = sampler._sample(X, y, m, seed, n_jobs)
+        stages.done(f"sampled {m} partitions")
         return self
 
     @property
     def n_clusters_(self) -> np.ndarray:
         check_is_fitted(self)
-        return self.core_.n_clusters().astype(np.intp)
+        return self.model_.n_clusters().astype(np.intp)
 
     @property
     def n_points_(self) -> int:
         """Number of training points."""
         check_is_fitted(self)
-        return int(self.core_.n_points)
-
-    def _threads(self) -> int:
-        return resolve_n_jobs(self.n_jobs)
+        return int(self.model_.n_points)
 
     def assign(self, X: Any) -> tuple[np.ndarray, np.ndarray | None]:
         """Cluster of every point of ``X`` in every partition.
@@ -166,24 +153,23 @@ default="mondrian"
         weights : ndarray of the same shape or None
             Probability that the point shares its cluster (Mondrian sampler), None when 1.
         """
-        check_is_fitted(self)
-        X = as_core_array(validate_data(self, X, dtype=np.float64, reset=False))
+        X = self._fitted_input(X)
         if hasattr(self, "rules_"):
             return assign_by_rules(self.rules_, self.uniques_, X), None
-        return self.core_.assign(X, self._threads())
+        return self.model_.assign(X, self._threads())
 
     def matmul(self, V: Any) -> np.ndarray:
         """``K̂ V`` over the training points; ``V`` of shape (n,) or (n, k)."""
         check_is_fitted(self)
         V, vector = as_block(V, self.n_points_)
-        out = self.core_.matmul(V, self._threads())
+        out = self.model_.matmul(V, self._threads())
         return out[:, 0] if vector else out
 
     def cross_matmul(self, X: Any, V: Any) -> np.ndarray:
         """``K̂(X, X_train) V``; ``V`` of shape (n_train,) or (n_train, k)."""
         labels, weights = self.assign(X)
         V, vector = as_block(V, self.n_points_)
-        out = self.core_.cross_matmul(labels, weights, V, self._threads())
+        out = self.model_.cross_matmul(labels, weights, V, self._threads())
         return out[:, 0] if vector else out
 
     def kernel_matrix(self, X: Any = None) -> np.ndarray:
@@ -193,7 +179,7 @@ default="mondrian"
         if X is None:
             return self.matmul(np.eye(self.n_points_))
         labels, weights = self.assign(X)
-        return self.core_.cross_columns(labels, weights, self._threads()).T.copy()
+        return self.model_.cross_columns(labels, weights, self._threads()).T.copy()
 
     def features(self, X: Any = None) -> sp.csr_matrix:
         """Sparse one-hot features ``φ`` with ``φ(a)·φ(b) = k̂(a, b)``: one column per cluster
@@ -210,10 +196,10 @@ default="mondrian"
         phi : scipy.sparse.csr_matrix of shape (n_samples, total clusters)
         """
         check_is_fitted(self)
-        offsets = self.core_.cluster_offsets().astype(np.int64)
-        m = int(self.core_.n_partitions)
+        offsets = self.model_.cluster_offsets().astype(np.int64)
+        m = int(self.model_.n_partitions)
         if X is None:
-            labels, weights = self.core_.labels(), None
+            labels, weights = self.model_.labels(), None
         else:
             labels, weights = self.assign(X)
         n = labels.shape[1]
@@ -242,14 +228,15 @@ default="mondrian"
         ----------
         B : array-like of shape (n_train,) or (n_train, k)
         noise_variance, signal_variance : float
-            σ² > 0 and s > 0.
+            σ² > 0 and s > 0 (finite).
         preconditioner : {"partition", "jacobi", "none"}, default="partition"
             "partition": ``(1/m) Σ_ρ (s K_ρ + σ² I)⁻¹`` (eq. 9), each inverse in closed form
             (eq. 10, Sherman–Morrison per cluster); "jacobi": the diagonal, which is
             ``s + σ²`` everywhere for a partition kernel, so it runs exactly like "none".
         tol : float, default=1e-6
-            Stop a column when ``‖b − A x‖ ≤ tol ‖b‖``.
+            Stop a column when ``‖b − A x‖ ≤ tol ‖b‖`` (tol > 0).
         max_iter : int, default=1000
+            At least 1.
 
         Returns
         -------
@@ -258,24 +245,23 @@ default="mondrian"
             ``iterations``, ``residual`` (relative) and ``converged`` per column.
         """
         check_is_fitted(self)
+        for name, value, constraints in [
+            ("noise_variance", noise_variance, POSITIVE),
+            ("signal_variance", signal_variance, POSITIVE),
+            ("preconditioner", preconditioner, PRECONDITIONER),
+            ("tol", tol, POSITIVE),
+            ("max_iter", max_iter, COUNT),
+        ]:
+            check_parameter(name, value, constraints)
         B, vector = as_block(B, self.n_points_, "B")
-        max_iter = check_positive_int(max_iter, "max_iter")
-        for name, value in (
-            ("noise_variance", noise_variance),
-            ("signal_variance", signal_variance),
-        ):
-            if not isinstance(value, numbers.Real) or not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
-        if not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol > 0):
-            raise ValueError(f"tol must be a positive number, got {tol!r}")
         x, iterations, residual, converged = _core.solve(
-            self.core_,
+            self.model_,
             B,
             float(signal_variance),
             float(noise_variance),
             preconditioner,
             float(tol),
-            max_iter,
+            int(max_iter),
             self._threads(),
         )
         info = {"iterations": iterations, "residual": residual, "converged": converged}

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._validation import draw_seed, resolve_n_jobs
-from mondrian_learn.partition._kernel import (
-    RandomPartitionKernel,
-    Stages,
-    check_positive_int,
-    sub_seed,
-)
+from mondrian_learn._base import document, restore_on_failure, store_params
+from mondrian_learn._validation import COUNT, POSITIVE, Integer, draw_seed
+from mondrian_learn.partition._base import PartitionKernelEstimator
 
 
-class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class PartitionKernelPCA(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, PartitionKernelEstimator
+):
     """Kernel PCA on a random partition kernel in O(m N) per block product.
 
     The top ``n_components`` eigenpairs ``(λ_j, u_j)`` of the centred kernel
@@ -41,7 +37,7 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         See :class:`RandomPartitionKernel`.
     n_partitions : int, default=100
     block_size : int or None, default=None
-        Lanczos block size; None: ``max(n_components + 5, 2 n_components)``.
+        Lanczos block size (≥ 1); None: ``max(n_components + 5, 2 n_components)``.
     krylov_depth : int, default=6
         Blocks per Lanczos cycle (the basis holds ``krylov_depth · block_size`` vectors).
     tol : float, default=1e-6
@@ -79,6 +75,15 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     True
     """
 
+    _parameter_constraints = {
+        **PartitionKernelEstimator._parameter_constraints,
+        "n_components": COUNT,
+        "block_size": [None, *COUNT],
+        "krylov_depth": COUNT,
+        "tol": POSITIVE,
+        "max_restarts": [Integer(low=0)],
+    }
+
     def __init__(
         self,
         n_components: int = 5,
@@ -92,60 +97,32 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_components = n_components
-        self.sampler = sampler
-        self.n_partitions = n_partitions
-        self.block_size = block_size
-        self.krylov_depth = krylov_depth
-        self.tol = tol
-        self.max_restarts = max_restarts
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
+    @restore_on_failure
+    @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> PartitionKernelPCA:
-        """Sample the partitions and compute the top eigenpairs of the centred kernel.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or None
-            Only used by supervised samplers (Random Forest).
-
-        Returns
-        -------
-        self : PartitionKernelPCA
-        """
-        k = check_positive_int(self.n_components, "n_components")
-        depth = check_positive_int(self.krylov_depth, "krylov_depth")
-        block = max(k + 5, 2 * k) if self.block_size is None else self.block_size
-        block = check_positive_int(block, "block_size")
-        if not isinstance(self.max_restarts, numbers.Integral) or self.max_restarts < 0:
-            raise ValueError(f"max_restarts must be an integer >= 0, got {self.max_restarts!r}")
-        if not isinstance(self.tol, numbers.Real) or not self.tol > 0:
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        """Sample the partitions and compute the top eigenpairs of the centred kernel."""
+        self._validate_params()
+        k = int(self.n_components)
+        block = max(k + 5, 2 * k) if self.block_size is None else int(self.block_size)
         if y is None:
             X = validate_data(self, X, dtype=np.float64)
         else:
             X, y = validate_data(self, X, y, dtype=np.float64)
         if k > X.shape[0]:
             raise ValueError(f"n_components={k} exceeds the number of samples {X.shape[0]}")
-        rng = check_random_state(self.random_state)
-        stages = Stages(self.verbose, "PartitionKernelPCA")
-        self.kernel_ = RandomPartitionKernel(
-            self.sampler, self.n_partitions, sub_seed(rng), self.n_jobs
-        ).fit(X, y)
-        stages.done(f"sampled {self.n_partitions} partitions")
+        rng, stages = self._sample_kernel(X, y)
         values, vectors, residuals, products, converged = _core.top_eigen(
-            self.kernel_.core_,
+            self.kernel_.model_,
             k,
             block,
-            depth,
+            int(self.krylov_depth),
             float(self.tol),
             int(self.max_restarts),
             draw_seed(rng),
             True,
-            resolve_n_jobs(self.n_jobs),
+            self._threads(),
         )
         stages.done(f"block Lanczos: {products} block products")
         if not converged:
@@ -173,17 +150,9 @@ class PartitionKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         root = np.sqrt(np.where(self.eigenvalues_ > 0, self.eigenvalues_, np.inf))
         return self.eigenvectors_ / root
 
+    @document("X", returns="Z : ndarray of shape (n_samples, n_components)")
     def transform(self, X: Any) -> np.ndarray:
-        """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        Z : ndarray of shape (n_samples, n_components)
-        """
+        """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``."""
         check_is_fitted(self)
         coef = self._coefficients()
         n = coef.shape[0]

@@ -3,21 +3,40 @@ partitions of the training points and knows how to place new points in them."""
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Callable
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone, is_classifier
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.base import clone, is_classifier
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from sklearn.utils.multiclass import type_of_target
 
 from mondrian_learn import _core
+from mondrian_learn._base import EstimatorBase, store_params
+from mondrian_learn._validation import (
+    FINITE_LIFETIME,
+    InstanceOf,
+    Integer,
+    IsCallable,
+    Options,
+)
 
 #: Label of a new point that shares its cluster with no training point.
 FRESH = np.iinfo(np.uint32).max
 
+_FORESTS = (
+    RandomForestRegressor,
+    RandomForestClassifier,
+    ExtraTreesRegressor,
+    ExtraTreesClassifier,
+)
 
-class MondrianPartitions(BaseEstimator):
+
+class MondrianPartitions(EstimatorBase):
     """Leaves of Mondrian trees with lifetime λ: the kernel estimates ``exp(−λ ‖a − b‖₁)``.
 
     Partition ρ is a Mondrian tree sampled on the training points (Balog et al. 2016,
@@ -31,21 +50,22 @@ class MondrianPartitions(BaseEstimator):
     Parameters
     ----------
     lifetime : float, default=1.0
-        λ ≥ 0, in the units of ``X`` (scale features first: the kernel uses the L1 distance).
+        λ ≥ 0 (finite), in the units of ``X`` as given: this sampler does not scale features
+        (scale them first: the kernel uses the L1 distance).
     """
 
+    _parameter_constraints = {"lifetime": FINITE_LIFETIME}
+
     def __init__(self, lifetime: float = 1.0) -> None:
-        self.lifetime = lifetime
+        store_params(self, locals())
 
     def _sample(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
     ) -> Any:
-        if not isinstance(self.lifetime, numbers.Real) or not self.lifetime >= 0:
-            raise ValueError(f"lifetime must be a number >= 0, got {self.lifetime!r}")
         return _core.PartitionKernel.mondrian(X, n_partitions, float(self.lifetime), seed, n_jobs)
 
 
-class RandomForestPartitions(BaseEstimator):
+class RandomForestPartitions(EstimatorBase):
     """Random Forest partitions (§4.3.1): a tree of a forest fitted on (X, y), cut at a
     random depth ``d ~ U{0, …, h}`` (h: the tree's height); clusters are the nodes at depth d.
 
@@ -62,8 +82,15 @@ class RandomForestPartitions(BaseEstimator):
         otherwise (scikit-learn's defaults: fully grown trees).
     """
 
+    _parameter_constraints = {
+        "forest": [
+            None,
+            InstanceOf(_FORESTS, "a scikit-learn RandomForest or ExtraTrees estimator"),
+        ]
+    }
+
     def __init__(self, forest: Any = None) -> None:
-        self.forest = forest
+        store_params(self, locals())
 
     def _fit_forest(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -96,7 +123,7 @@ class RandomForestPartitions(BaseEstimator):
         return _core.PartitionKernel.random_forest(X, trees, seed, n_jobs)
 
 
-class FastClusterPartitions(BaseEstimator):
+class FastClusterPartitions(EstimatorBase):
     """Fast Cluster partitions (§4.3.2, Algorithm 2): keep each dimension with probability ½,
     draw ``s ~ U{0, …, h}``, pick ``2^s`` distinct training points as centres, and cluster every
     point with its nearest centre (Euclidean, kept dimensions). Cost ``N · 2^s`` per partition.
@@ -104,11 +131,13 @@ class FastClusterPartitions(BaseEstimator):
     Parameters
     ----------
     max_level : int or None, default=None
-        h; None uses ``floor(log2 N)`` (up to one centre per point).
+        h, in [0, 40]; None uses ``floor(log2 N)`` (up to one centre per point).
     """
 
+    _parameter_constraints = {"max_level": [None, Integer(low=0, high=40)]}
+
     def __init__(self, max_level: int | None = None) -> None:
-        self.max_level = max_level
+        store_params(self, locals())
 
     def _sample(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -116,12 +145,10 @@ class FastClusterPartitions(BaseEstimator):
         level = self.max_level
         if level is None:
             level = int(np.floor(np.log2(X.shape[0])))
-        elif not isinstance(level, numbers.Integral) or isinstance(level, bool) or level < 0:
-            raise ValueError(f"max_level must be an integer >= 0 or None, got {level!r}")
         return _core.PartitionKernel.fast_cluster(X, n_partitions, int(level), seed, n_jobs)
 
 
-class CallablePartitions(BaseEstimator):
+class CallablePartitions(EstimatorBase):
     """Partitions defined by a program (the paper's "distributions defined by programs").
 
     ``function(X, y, rng)`` is called once per partition with a NumPy ``Generator`` seeded
@@ -144,12 +171,12 @@ class CallablePartitions(BaseEstimator):
     >>> sampler = CallablePartitions(kmeans)
     """
 
+    _parameter_constraints = {"function": [IsCallable()]}
+
     def __init__(self, function: Callable[..., Callable[[np.ndarray], Any]] | None = None) -> None:
-        self.function = function
+        store_params(self, locals())
 
     def _rules(self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int) -> tuple:
-        if not callable(self.function):
-            raise ValueError(f"function must be callable, got {self.function!r}")
         rules, uniques, labels = [], [], np.empty((n_partitions, X.shape[0]), dtype=np.uint32)
         for rho in range(n_partitions):
             rule = self.function(X, y, np.random.default_rng([seed, rho]))
@@ -190,19 +217,24 @@ _NAMED = {
 }
 
 
+_SAMPLERS = (MondrianPartitions, RandomForestPartitions, FastClusterPartitions, CallablePartitions)
+
+#: What the ``sampler`` parameter of the partition estimators accepts.
+SAMPLER: list[Any] = [
+    Options(set(_NAMED)),
+    InstanceOf(_SAMPLERS, "a sampler object"),
+    IsCallable(),
+]
+
+
 def resolve_sampler(sampler: Any) -> Any:
-    """The sampler object for a name, a sampler, or a bare callable."""
+    """The sampler object for a name, a sampler, or a bare callable (checked against
+    :data:`SAMPLER` by the estimator), with its own parameters checked."""
     if isinstance(sampler, str):
-        if sampler not in _NAMED:
-            raise ValueError(
-                f"sampler must be one of {sorted(_NAMED)} or a sampler, got {sampler!r}"
-            )
-        return _NAMED[sampler]()
-    if isinstance(
-        sampler,
-        (MondrianPartitions, RandomForestPartitions, FastClusterPartitions, CallablePartitions),
-    ):
-        return sampler
-    if callable(sampler):
-        return CallablePartitions(sampler)
-    raise ValueError(f"sampler must be a name, a sampler object or a callable, got {sampler!r}")
+        resolved = _NAMED[sampler]()
+    elif isinstance(sampler, _SAMPLERS):
+        resolved = sampler
+    else:
+        resolved = CallablePartitions(sampler)
+    resolved._validate_params()
+    return resolved

@@ -6,17 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.svm import LinearSVC
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from mondrian_learn._validation import draw_seed
-from mondrian_learn.partition._kernel import RandomPartitionKernel, sub_seed
+from mondrian_learn._base import document, restore_on_failure, store_params
+from mondrian_learn._validation import COUNT, POSITIVE, Options, draw_seed
+from mondrian_learn.partition._base import PartitionKernelEstimator
 
 
-class PartitionSVC(ClassifierMixin, BaseEstimator):
+class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
     """A kernel SVM with a random partition kernel, trained in the primal.
 
     ``k̂(a, b) = φ(a)·φ(b)`` for the sparse one-hot features ``φ`` (one column per cluster of
@@ -30,12 +30,14 @@ class PartitionSVC(ClassifierMixin, BaseEstimator):
         See :class:`RandomPartitionKernel` (``"random_forest"`` uses the class labels).
     n_partitions : int, default=100
     C : float, default=1.0
-        Inverse regularisation strength.
+        Inverse regularisation strength (> 0).
     loss : {"hinge", "squared_hinge"}, default="squared_hinge"
     max_iter : int, default=1000
     tol : float, default=1e-4
     random_state, n_jobs
         As for :class:`RandomPartitionKernel`.
+    verbose : int, default=0
+        Report each stage of the fit (sampling, the linear SVM) with its time on stderr.
 
     Attributes
     ----------
@@ -56,6 +58,14 @@ class PartitionSVC(ClassifierMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints = {
+        **PartitionKernelEstimator._parameter_constraints,
+        "C": POSITIVE,
+        "loss": [Options({"hinge", "squared_hinge"})],
+        "max_iter": COUNT,
+        "tol": POSITIVE,
+    }
+
     def __init__(
         self,
         sampler: Any = "mondrian",
@@ -66,34 +76,18 @@ class PartitionSVC(ClassifierMixin, BaseEstimator):
         tol: float = 1e-4,
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
+        verbose: int = 0,
     ) -> None:
-        self.sampler = sampler
-        self.n_partitions = n_partitions
-        self.C = C
-        self.loss = loss
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
+    @restore_on_failure
+    @document("X", "y")
     def fit(self, X: Any, y: Any) -> PartitionSVC:
-        """Sample the partitions and fit the linear SVM on their one-hot features.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : PartitionSVC
-        """
+        """Sample the partitions and fit the linear SVM on their one-hot features."""
+        self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        rng = check_random_state(self.random_state)
-        self.kernel_ = RandomPartitionKernel(
-            self.sampler, self.n_partitions, sub_seed(rng), self.n_jobs
-        ).fit(X, y)
+        rng, stages = self._sample_kernel(X, y)
         self.svm_ = LinearSVC(
             C=self.C,
             loss=self.loss,
@@ -103,34 +97,17 @@ class PartitionSVC(ClassifierMixin, BaseEstimator):
         ).fit(self.kernel_.features(), y)
         self.classes_ = self.svm_.classes_
         self.n_iter_ = self.svm_.n_iter_
+        stages.done(f"linear SVM in {self.n_iter_} iterations")
         return self
 
+    @document("X", returns="scores : ndarray of shape (n_samples,) or (n_samples, n_classes)")
     def decision_function(self, X: Any) -> np.ndarray:
-        """Signed distance to the separating hyperplane in feature space.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        """Signed distance to the separating hyperplane in feature space."""
+        X = self._fitted_input(X)
         return self.svm_.decision_function(self.kernel_.features(X))
 
+    @document("X", returns="labels : ndarray of shape (n_samples,)")
     def predict(self, X: Any) -> np.ndarray:
-        """Class of each point.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        """Class of each point."""
+        X = self._fitted_input(X)
         return self.svm_.predict(self.kernel_.features(X))

@@ -1,0 +1,252 @@
+"""Helpers shared by the experiment scripts: the import guard, the results header, the command
+line and figures, and for the Mondrian kernel experiments (Balog et al., UAI 2016, §6) the CPU
+data and its split, the paper's error measure, exact ridge on any feature matrix, the dense
+lifetime path and timing."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import numpy.typing as npt
+import scipy.linalg
+import scipy.sparse
+import sklearn
+
+FloatArray = npt.NDArray[np.float64]
+
+#: The CPU data (``cpu_act.csv``) beside the repository: ``../shared/data``.
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+
+
+def import_mondrian_forest_regressor() -> type:
+    """Return ``mondrian_learn.MondrianForestRegressor`` or exit with a clear message."""
+    try:
+        from mondrian_learn import MondrianForestRegressor
+    except ImportError as error:
+        sys.exit(
+            "error: cannot import MondrianForestRegressor from mondrian_learn "
+            f"({error}).\nBuild and install the package first, e.g. "
+            "`pip install .` from the repository root."
+        )
+    return MondrianForestRegressor
+
+
+def machine_info(extra: str = "") -> str:
+    """Date, machine, library versions (plus ``extra``) and the command, for RESULTS.md."""
+    import mondrian_learn
+
+    versions = (
+        f"python {platform.python_version()}, numpy {np.__version__}, "
+        f"scikit-learn {sklearn.__version__}, "
+        f"mondrian_learn {getattr(mondrian_learn, '__version__', 'unknown')}"
+    )
+    return "\n".join(
+        [
+            f"date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+            f"machine: {platform.platform()}, os.cpu_count()={os.cpu_count()}",
+            versions + (f", {extra}" if extra else ""),
+            f"command: {' '.join([sys.executable, *sys.argv])}",
+        ]
+    )
+
+
+def rmse(prediction: FloatArray, target: FloatArray) -> float:
+    """Root mean squared error."""
+    return float(np.sqrt(np.mean((np.asarray(prediction) - target) ** 2)))
+
+
+def header(extra: str = "") -> None:
+    """Machine, versions, command and the load average (benchmarks are re-run when the
+    1-minute load was above ~1.5 on the 2-core machine)."""
+    print(machine_info(extra))
+    with open("/proc/loadavg") as f:
+        print(f"loadavg at start: {f.read().strip()}")
+
+
+def load_cpu(data_dir: str | Path, seed: int = 0) -> dict[str, np.ndarray]:
+    """Delve comp-activ (``cpu_act.csv``, 8,192 × 21, target ``usr``), split at random into
+    6,554 train / 819 validation / 819 test as in the paper; raw (unscaled) features."""
+    path = Path(data_dir) / "cpu_act.csv"
+    if not path.exists():
+        sys.exit(f"error: {path} not found; pass --data DIR with cpu_act.csv in it")
+    data = np.loadtxt(path, delimiter=",", skiprows=1)
+    order = np.random.default_rng(seed).permutation(len(data))
+    data = data[order]
+    X, y = data[:, :-1], data[:, -1]
+    cut = [6554, 6554 + 819]
+    return {
+        "X_train": X[: cut[0]],
+        "y_train": y[: cut[0]],
+        "X_val": X[cut[0] : cut[1]],
+        "y_val": y[cut[0] : cut[1]],
+        "X_test": X[cut[1] :],
+        "y_test": y[cut[1] :],
+    }
+
+
+def start_cpu_experiment(data_dir: str | Path, held_out: str) -> tuple[np.ndarray, ...]:
+    """Print the header and load the CPU data: training rows and targets, then the
+    ``held_out`` split's ("val" or "test")."""
+    header()
+    d = load_cpu(data_dir)
+    return d["X_train"], d["y_train"], d[f"X_{held_out}"], d[f"y_{held_out}"]
+
+
+def relative_error(prediction: np.ndarray, target: np.ndarray) -> float:
+    """The paper's "error": 100 ‖ŷ − y‖₂ / ‖y‖₂ in percent."""
+    return float(100 * np.linalg.norm(prediction - target) / np.linalg.norm(target))
+
+
+def relative_from_mse(mse: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The same measure from a mean squared error over ``target``."""
+    return 100 * np.sqrt(np.asarray(mse) * len(target)) / np.linalg.norm(target)
+
+
+def ridge_predictions(Z: Any, y: np.ndarray, alpha: float, others: list[Any]) -> list[np.ndarray]:
+    """Exact ridge with centred targets on features ``Z`` (dense or sparse, N × C):
+    ȳ + Z' w for each Z' in ``others``, w = (ZᵀZ + αI)⁻¹ Zᵀ(y − ȳ) — by the C × C system when
+    C ≤ N, else by the equivalent N × N one, w = Zᵀ(ZZᵀ + αI)⁻¹(y − ȳ)."""
+    mean = float(y.mean())
+    yc = y - mean
+    dense = (lambda M: M.toarray()) if scipy.sparse.issparse(Z) else np.asarray
+    n, c = Z.shape
+    if c <= n:
+        gram = dense(Z.T @ Z)
+        gram[np.diag_indices_from(gram)] += alpha
+        w = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram, overwrite_a=True), Z.T @ yc)
+    else:
+        gram = dense(Z @ Z.T)
+        gram[np.diag_indices_from(gram)] += alpha
+        h = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram, overwrite_a=True), yc)
+        w = Z.T @ h
+    return [mean + np.asarray(other @ w).ravel() for other in others]
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds, result) of one call."""
+    start = time.perf_counter()
+    result = call()
+    return time.perf_counter() - start, result
+
+
+def experiment_parser(
+    doc: str | None, out: str | None = None, data: bool = False
+) -> argparse.ArgumentParser:
+    """A command line described by the first line of the script's docstring ``doc``, with
+    ``--out`` (default ``out``: where the figure goes) and ``--data`` (the folder holding
+    ``cpu_act.csv``) when asked for."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    if data:
+        parser.add_argument("--data", default=str(DEFAULT_DATA))
+    if out is not None:
+        parser.add_argument("--out", default=out)
+    return parser
+
+
+def add_forest_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the forest speed experiments: forest size, threads and the
+    ``make_friedman1`` data."""
+    parser.add_argument("--n-estimators", type=int, default=10)
+    parser.add_argument("--min-samples-split", type=int, default=10)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--noise", type=float, default=0.0, help="make_friedman1 noise")
+    parser.add_argument("--seed", type=int, default=0, help="data and model seed")
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, or None when matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, out: str | Path) -> None:
+    """Save ``fig`` as ``out`` (folders created), 110 dpi, and say where."""
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    print(f"saved {out}")
+
+
+def finish_figure(
+    fig: Any,
+    ax: Any,
+    out: str | Path,
+    xlabel: str,
+    ylabel: str,
+    title: str = "",
+    legend_fontsize: float | None = None,
+) -> None:
+    """Log x axis, axis labels, title and legend on ``ax``, then save ``fig`` as ``out``."""
+    ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=legend_fontsize)
+    save_figure(fig, out)
+
+
+def plot_errors_against_m(
+    m: Any,
+    errors: dict[str, np.ndarray],
+    out: str | Path,
+    ylabel: str,
+    title: str,
+    reference: tuple[float, str] | None = None,
+) -> None:
+    """Figures 5 and 6 of the Mondrian kernel paper: each method's error (rows: repeats,
+    columns: M) as mean ± sd against M, with an optional horizontal ``(value, label)``."""
+    plt = pyplot()
+    if plt is None:
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for (name, e), marker in zip(errors.items(), "v^o"):
+        ax.errorbar(m, e.mean(axis=0), yerr=e.std(axis=0), marker=marker, ls="-", label=name)
+    if reference is not None:
+        ax.axhline(reference[0], color="black", lw=2, label=reference[1])
+    finish_figure(fig, ax, out, "M (non-zero features per point)", ylabel, title)
+
+
+def dense_path(
+    features: Any,
+    y: np.ndarray,
+    max_lifetime: float,
+    alpha: float,
+    n_jobs: int,
+    validation: tuple[np.ndarray, np.ndarray] | None = None,
+    n_checkpoints: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
+    """The lifetime path of sampled trees (``_core.KernelFeatures``) by the Cholesky route
+    to ``max_lifetime`` (no dense-size limit, CG settings unused), scored on ``validation``
+    when given, at every cut or at ``n_checkpoints`` checkpoints."""
+    x_val, y_val = (None, None) if validation is None else validation
+    return features.path(
+        y,
+        x_val,
+        y_val,
+        max_lifetime,
+        alpha,
+        n_checkpoints,
+        None,
+        "cholesky",
+        10**9,
+        1e-6,
+        300,
+        False,
+        n_jobs,
+        progress,
+    )

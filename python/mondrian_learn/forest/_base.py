@@ -1,0 +1,167 @@
+"""What every Mondrian forest estimator shares, whatever its leaves predict: the trees'
+parameters, fitting in parallel with progress, online extension, routing and node arrays."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from mondrian_learn._base import EstimatorBase, OnlineMixin, restore_on_failure, store_params
+from mondrian_learn._progress import grow_trees
+from mondrian_learn._validation import (
+    COUNT,
+    N_JOBS,
+    RANDOM_STATE,
+    VERBOSE,
+    Boolean,
+    Integer,
+    Real,
+    as_core_array,
+    draw_seed,
+)
+
+
+class MondrianForestBase(OnlineMixin, EstimatorBase):
+    """Base of the Mondrian forest estimators (Lakshminarayanan, Roy & Teh, AISTATS 2016).
+
+    M Mondrian trees with lifetime λ, sampled in parallel on the training points (tree ``m``
+    from a stream derived from ``(seed, m)``) and extended online by the conditional Mondrian
+    (NIPS 2014). ``lifetime`` is in the units of the features after the estimator's own
+    scaling to the unit box (``scale_features=True``, the default), raw units otherwise.
+
+    A subclass says what the leaves predict: ``_new_model(n_features, lifetime,
+    min_samples_split, seed)`` builds its core forest (whose ``fit``, ``partial_fit``,
+    ``apply``, ``tree_arrays``, ``n_leaves`` and ``input_map`` this class calls) and
+    ``_training_data(X, y, reset)`` checks its targets.
+    """
+
+    _parameter_constraints = {
+        "n_estimators": COUNT,
+        "lifetime": [Real(low=0, allow_inf=True)],
+        "min_samples_split": [Integer(low=2)],
+        "random_state": RANDOM_STATE,
+        "n_jobs": N_JOBS,
+        "verbose": VERBOSE,
+        "scale_features": [Boolean()],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 10,
+        lifetime: float = np.inf,
+        min_samples_split: int = 10,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+        scale_features: bool = True,
+    ) -> None:
+        store_params(self, locals())
+
+    def _new_model(
+        self, n_features: int, lifetime: float, min_samples_split: int, seed: int
+    ) -> Any:
+        raise NotImplementedError
+
+    def _training_data(self, X: Any, y: Any, reset: bool) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    @restore_on_failure
+    def fit(self, X: Any, y: Any) -> Any:
+        """Sample ``n_estimators`` Mondrian trees on ``X`` (in parallel) and fit the leaves.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points (finite values).
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        n_jobs = self._threads()
+        X, y = self._training_data(X, y, reset=True)
+        model = self._new_model(
+            X.shape[1],
+            float(self.lifetime),
+            int(self.min_samples_split),
+            draw_seed(self.random_state),
+        )
+        X, y = as_core_array(X), as_core_array(y)
+        grow_trees(
+            self.n_estimators,
+            n_jobs,
+            self.verbose,
+            lambda slice_size, progress: model.fit(
+                X, y, self.n_estimators, n_jobs, slice_size, progress
+            ),
+        )
+        self.model_ = model
+        return self
+
+    def _check_tree_index(self, index: Any) -> int:
+        check_is_fitted(self)
+        n_trees = self.model_.n_trees
+        if (
+            not isinstance(index, numbers.Integral)
+            or isinstance(index, bool)
+            or not 0 <= int(index) < n_trees
+        ):
+            raise ValueError(
+                f"tree index {index!r} out of range: need an integer in [0, {n_trees})"
+            )
+        return int(index)
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Leaf id of every point in every tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples, n_estimators), dtype intp
+            Node ids, as used by :meth:`tree_arrays`.
+        """
+        X = self._fitted_input(X)
+        return self.model_.apply(X, self._threads()).astype(np.intp)
+
+    def tree_arrays(self, index: int) -> dict[str, np.ndarray]:
+        """Node arrays of tree ``index``.
+
+        Returns
+        -------
+        arrays : dict
+            ``parent``, ``left``, ``right``, ``split_dim`` (−1 for none), ``threshold``,
+            ``tau`` (cut birth time; the lifetime for a leaf), ``lower``/``upper`` (data box,
+            n_nodes × n_features), ``n_samples`` and ``root``; in the units the trees see
+            (the unit box when ``scale_features=True``).
+        """
+        return self.model_.tree_arrays(self._check_tree_index(index))
+
+    @property
+    def n_leaves_(self) -> np.ndarray:
+        """Number of leaves of each tree, shape (n_estimators,)."""
+        check_is_fitted(self)
+        return self.model_.n_leaves().astype(np.intp)
+
+    @property
+    def data_min_(self) -> np.ndarray:
+        """Offset of the map to the unit box, ``(X − data_min_) / data_scale_`` (zeros when
+        ``scale_features=False``), shape (n_features,)."""
+        check_is_fitted(self)
+        mapping = self.model_.input_map()
+        return np.zeros(self.n_features_in_) if mapping is None else mapping[0]
+
+    @property
+    def data_scale_(self) -> np.ndarray:
+        """Scale of the map to the unit box (ones when ``scale_features=False``)."""
+        check_is_fitted(self)
+        mapping = self.model_.input_map()
+        return np.ones(self.n_features_in_) if mapping is None else mapping[1]

@@ -1,0 +1,240 @@
+"""Mondrian forest regression: a hierarchical Gaussian posterior over the trees' node means
+(Lakshminarayanan, Roy & Teh, AISTATS 2016, §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from mondrian_learn import _core
+from mondrian_learn._base import document, store_params
+from mondrian_learn._validation import (
+    POSITIVE,
+    Options,
+    Real,
+    as_core_array,
+    check_parameter,
+)
+from mondrian_learn.forest._base import MondrianForestBase
+
+
+class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
+    """Mondrian forest regression, batch or online.
+
+    Each tree is a Mondrian process restricted to the training points (Lakshminarayanan,
+    Roy & Teh, AISTATS 2016, Alg. 1–2) with a lifetime λ: a block splits at time
+    ``t + E``, ``E ~ Exp(linear dimension of its data box)``, on a dimension drawn in
+    proportion to its extent at a uniform location, unless that time exceeds ``lifetime``,
+    the block holds fewer than ``min_samples_split`` points, or all its points coincide.
+    ``partial_fit`` extends the trees by the conditional Mondrian (NIPS 2014,
+    "ExtendMondrianBlock"), so a forest grown online has the same distribution as one fitted
+    on all points at once.
+
+    Predictions follow §3 of the paper: node means have a hierarchical Gaussian prior
+    ``μ_root ~ N(μ_H, φ_root)``, ``μ_j ~ N(μ_parent, φ_j)``,
+    ``φ_j = γ₁ (σ(γ₂ τ_j) − σ(γ₂ τ_parent))``, labels are ``N(μ_leaf, σ_y²)``; the posterior
+    of every node is exact (belief propagation), and a test point may branch off above any
+    node on its path with probability ``1 − exp(−Δτ_j η_j(x))``, ``η_j(x)`` the linear
+    dimension by which it lies outside node j's box. The predictive is the resulting mixture
+    of Gaussians, averaged over trees: its standard deviation grows away from the data.
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+        Number of trees M.
+    lifetime : float, default=inf
+        Lifetime λ of the Mondrian process, in the units of the features after scaling to the
+        unit box (``scale_features=True``; raw units of X otherwise); ``np.inf`` grows until
+        ``min_samples_split`` stops it.
+    min_samples_split : int, default=10
+        A block with fewer points does not split (it resumes when online updates bring more);
+        at least 2.
+    random_state : int, RandomState or None, default=None
+        Seeds tree ``m`` with a stream derived from ``(seed, m)``: results are identical for
+        any ``n_jobs``.
+    n_jobs : int or None, default=None
+        Threads for fitting and prediction (None: 1, -1: all cores).
+    verbose : int, default=0
+        Show fit progress (tqdm when installed, else lines on stderr).
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its range in the first fit, as the paper does; ``lifetime``,
+        ``gamma2`` and the node boxes are then in those units (``data_min_``, ``data_scale_``).
+        Points outside the training range are fine. False keeps raw coordinates.
+    prior_mean, gamma1, gamma2 : float or None, default=None
+        Fix μ_H, γ₁ or γ₂ instead of the paper's heuristic, recomputed from all targets
+        seen so far: μ_H = mean(y), v = var(y), K = min(2N, 500), γ₁ = 2vK/(K + 2),
+        γ₂ = D / (2 log₂ N) (the authors' code's divisor; the paper's text says 20, which
+        measured worse: see benches/RESULTS.md).
+    noise_variance : float, "heuristic", "within_leaf" or None, default=None
+        Label noise σ_y²: a fixed value; the paper's heuristic v/K ("heuristic" or None); or
+        "within_leaf", the variance of the targets around their leaf means pooled over all
+        trees. The heuristic is often far below the real noise (v/500), which makes
+        intervals overconfident; "within_leaf" estimates it from the data.
+    posterior : {"exact", "fast"}, default="exact"
+        How ``partial_fit`` updates the posterior. "exact": belief propagation over every
+        node with the hyper-parameters recomputed, run once before the next prediction
+        (O(nodes) per batch of updates). "fast" (paper §5.3): O(depth) per new point and tree —
+        the likelihoods on the new points' root-to-leaf paths are exact and those paths'
+        posteriors recomputed, while other nodes keep the messages of the last full pass and
+        the hyper-parameters stay frozen; a full exact pass runs whenever the number of
+        points has doubled since the last one. Batch ``fit`` is exact in both modes.
+
+    Attributes
+    ----------
+    model_ : mondrian_learn._core.Forest
+        The fitted Rust forest (node arrays via :meth:`tree_arrays`).
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box, ``(X − data_min_) / data_scale_`` (identity when
+        ``scale_features=False``).
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian_learn import MondrianForestRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(200, 2)); y = X[:, 0] + X[:, 1]
+    >>> model = MondrianForestRegressor(random_state=0).fit(X[:100], y[:100])
+    >>> model = model.partial_fit(X[100:], y[100:])
+    >>> model.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        **MondrianForestBase._parameter_constraints,
+        "prior_mean": [None, Real()],
+        "gamma1": [None, *POSITIVE],
+        "gamma2": [None, *POSITIVE],
+        "noise_variance": [None, Options({"heuristic", "within_leaf"}), *POSITIVE],
+        "posterior": [Options({"exact", "fast"})],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 10,
+        lifetime: float = np.inf,
+        min_samples_split: int = 10,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+        scale_features: bool = True,
+        prior_mean: float | None = None,
+        gamma1: float | None = None,
+        gamma2: float | None = None,
+        noise_variance: float | str | None = None,
+        posterior: str = "exact",
+    ) -> None:
+        store_params(self, locals())
+
+    def _training_data(self, X: Any, y: Any, reset: bool) -> tuple[np.ndarray, np.ndarray]:
+        return validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=reset)
+
+    def _new_model(
+        self, n_features: int, lifetime: float, min_samples_split: int, seed: int
+    ) -> Any:
+        def optional(value: Any) -> Any:
+            return value if value is None or isinstance(value, str) else float(value)
+
+        return _core.Forest.regressor(
+            n_features,
+            lifetime,
+            min_samples_split,
+            seed,
+            optional(self.prior_mean),
+            optional(self.gamma1),
+            optional(self.gamma2),
+            optional(self.noise_variance),
+            self.posterior,
+            bool(self.scale_features),
+        )
+
+    def predict(self, X: Any, return_std: bool = False) -> Any:
+        """Mean (and standard deviation) of the forest's predictive mixture (eq. 4–5).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the predictive standard deviation (label noise included).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+        std : ndarray of shape (n_samples,)
+            Only when ``return_std`` is True.
+        """
+        X = self._fitted_input(X)
+        mean, var = self.model_.predict(X, self._threads())
+        return (mean, np.sqrt(var)) if return_std else mean
+
+    def predict_quantiles(self, X: Any, quantiles: Any) -> np.ndarray:
+        """Quantiles of the predictive mixture at each point.
+
+        Exact quantiles of the mixture of Gaussians (Newton–bisection on its CDF), not a
+        Gaussian approximation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        quantiles : sequence of float, each in (0, 1)
+
+        Returns
+        -------
+        values : ndarray of shape (n_samples, n_quantiles)
+        """
+        levels = [float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64))]
+        for q in levels:
+            check_parameter("quantiles", q, [Real(low=0, high=1, closed="neither")])
+        X = self._fitted_input(X)
+        return self.model_.quantiles(X, levels, self._threads())
+
+    def predict_interval(self, X: Any, confidence: float = 0.9) -> np.ndarray:
+        """Central interval holding ``confidence`` of the predictive mixture at each point.
+
+        The bounds are the exact ``(1 − confidence)/2`` and ``(1 + confidence)/2`` quantiles
+        of the mixture (:meth:`predict_quantiles`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        confidence : float, default=0.9
+            Coverage of the interval, in (0, 1).
+
+        Returns
+        -------
+        interval : ndarray of shape (n_samples, 2)
+            Lower and upper bounds.
+        """
+        check_parameter("confidence", confidence, [Real(low=0, high=1, closed="neither")])
+        return self.predict_quantiles(X, [(1 - confidence) / 2, (1 + confidence) / 2])
+
+    @document("X", "y", returns="log_density : ndarray of shape (n_samples,)")
+    def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
+        """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
+
+        The negative mean is the NLPD reported in the paper."""
+        check_is_fitted(self)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
+        return self.model_.log_density(as_core_array(X), as_core_array(y), self._threads())
+
+    @property
+    def prior_(self) -> dict[str, float]:
+        """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``,
+        ``noise_variance``."""
+        check_is_fitted(self)
+        return dict(self.model_.prior(self._threads()))
+
+    def node_posterior(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and variance of every node mean of tree ``index``.
+
+        Returns
+        -------
+        mean, var : ndarray of shape (n_nodes,)
+            In the node order of :meth:`tree_arrays`.
+        """
+        index = self._check_tree_index(index)
+        return self.model_.node_posterior(index, self._threads())

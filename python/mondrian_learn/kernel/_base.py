@@ -1,0 +1,64 @@
+"""What the Mondrian kernel estimators share: M Mondrian trees sampled in parallel, with
+progress, from ``random_state``."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+from mondrian_learn._base import EstimatorBase, document
+from mondrian_learn._progress import grow_trees
+from mondrian_learn._validation import COUNT, N_JOBS, RANDOM_STATE, VERBOSE, draw_seed
+
+T = TypeVar("T")
+
+#: Points outside the training data, as every Mondrian kernel estimator treats them.
+EXTENSION_NOTE = """
+    Points outside the training data follow the conditional Mondrian process, integrated out
+    analytically: a point x is separated from the training points of a node j on its path by
+    a cut born while j was alive with probability 1 − exp(−η_j(x) Δτ_j), η_j(x) the distance
+    (L1) by which x lies outside j's data box, Δτ_j the time j lived (up to λ for the leaf).
+    Its feature in its leaf's column is therefore P(not separated)/√M instead of 1/√M, and 0
+    elsewhere (a separated point is alone in a fresh cell, which no training point shares).
+    So φ(x)·φ(x') is an unbiased estimate of exp(−λ‖x − x'‖₁) for any x and training x', and
+    predictions are expectations over the extension (products of two such test points are
+    not unbiased).
+"""
+
+
+class MondrianKernelBase(EstimatorBase):
+    """Base of the Mondrian kernel estimators (Balog et al., UAI 2016): ``n_estimators``
+    trees, tree ``m`` drawn from a stream seeded by ``(seed, m)``, so results do not depend
+    on ``n_jobs``. These estimators do not scale X: lifetimes are in the units of X."""
+
+    _parameter_constraints = {
+        "n_estimators": COUNT,
+        "random_state": RANDOM_STATE,
+        "n_jobs": N_JOBS,
+        "verbose": VERBOSE,
+    }
+
+    def _sample_trees(self, make: Callable[[int, int, int, Any], T]) -> T:
+        """``make(seed, n_jobs, slice_size, progress)``: the core object that samples the
+        trees, built with a ``"trees"`` progress bar when ``verbose``."""
+        n_jobs = self._threads()
+        return grow_trees(
+            self.n_estimators,
+            n_jobs,
+            self.verbose,
+            lambda slice_size, progress: make(
+                draw_seed(self.random_state), n_jobs, slice_size, progress
+            ),
+        )
+
+
+class RidgePredictMixin:
+    """``predict`` for the estimators whose ``model_`` is a core ``KernelRidge``."""
+
+    @document("X", returns="y_pred : ndarray of shape (n_samples,)")
+    def predict(self, X: Any) -> np.ndarray:
+        """ȳ + φ(x)·w for every row: the fitted weights on the Mondrian kernel features (at
+        ``lifetime_`` for the path; out-of-box points: see the class notes)."""
+        X = self._fitted_input(X)  # type: ignore[attr-defined]
+        return self.model_.predict(X, self._threads())  # type: ignore[attr-defined]

@@ -1,0 +1,107 @@
+"""Random features of the Mondrian kernel (Balog, Lakshminarayanan, Ghahramani, Roy & Teh,
+UAI 2016, §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import validate_data
+
+from mondrian_learn import _core
+from mondrian_learn._base import document, restore_on_failure, store_params
+from mondrian_learn._validation import FINITE_LIFETIME, as_core_array
+from mondrian_learn.kernel._base import EXTENSION_NOTE, MondrianKernelBase
+
+
+def to_csr(parts: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> scipy.sparse.csr_matrix:
+    """The core's (data, indices, indptr, n_columns) as a scipy CSR matrix (no copy)."""
+    data, indices, indptr, n_columns = parts
+    return scipy.sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_columns))
+
+
+class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
+    """Random features of the Mondrian kernel, an approximation of the Laplace kernel.
+
+    ``fit`` samples M Mondrian trees with lifetime λ on the data (each block splits at
+    rate equal to its linear dimension until time λ; Balog et al., UAI 2016, §3). The feature
+    vector of x has one entry per leaf of every tree: 1/√M in the leaf x falls into (eq. 2), so
+    φ(x)·φ(x') is the fraction of trees in which x and x' share a leaf, whose expectation is
+    the Laplace kernel exp(−λ‖x − x'‖₁) (Prop. 1).
+    """
+
+    __doc__ += (
+        EXTENSION_NOTE
+        + """
+    Parameters
+    ----------
+    n_estimators : int, default=50
+        Number of trees M (each row has exactly M stored entries).
+    lifetime : float, default=1.0
+        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of X as given (this
+        estimator does not scale features).
+    random_state : int, RandomState or None, default=None
+        Tree m draws from a stream seeded by (seed, m): results do not depend on ``n_jobs``.
+    n_jobs : int or None, default=None
+        Threads (None: 1, -1: all cores).
+    verbose : int, default=0
+        Report progress while sampling trees.
+
+    Attributes
+    ----------
+    model_ : mondrian_learn._core.KernelFeatures
+        The sampled trees.
+    n_columns_ : int
+        Number C of feature columns (leaves over all trees).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian_learn import MondrianKernelFeatures
+    >>> X = np.random.default_rng(0).uniform(size=(500, 2))
+    >>> Z = MondrianKernelFeatures(n_estimators=200, lifetime=2.0, random_state=0).fit_transform(X)
+    >>> Z.shape[0], int(Z.getnnz(axis=1).max())
+    (500, 200)
+    >>> k = (Z[0] @ Z[1].T).toarray()[0, 0]
+    >>> bool(abs(k - np.exp(-2.0 * np.abs(X[0] - X[1]).sum())) < 0.15)
+    True
+    """
+    )
+
+    _parameter_constraints = {
+        **MondrianKernelBase._parameter_constraints,
+        "lifetime": FINITE_LIFETIME,
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        lifetime: float = 1.0,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        store_params(self, locals())
+
+    @restore_on_failure
+    @document("X", "y ignored")
+    def fit(self, X: Any, y: Any = None) -> MondrianKernelFeatures:
+        """Sample the trees on ``X``."""
+        self._validate_params()
+        X = as_core_array(validate_data(self, X, dtype=np.float64))
+        self.model_ = self._sample_trees(
+            lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
+                X, int(self.n_estimators), float(self.lifetime), seed, n_jobs, slice_size, progress
+            )
+        )
+        self.n_columns_ = self.model_.n_columns()
+        return self
+
+    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
+    def transform(self, X: Any) -> scipy.sparse.csr_matrix:
+        """Features of ``X``: an N × C CSR matrix with M stored entries per row."""
+        X = self._fitted_input(X)
+        return to_csr(self.model_.transform(X, self._threads()))

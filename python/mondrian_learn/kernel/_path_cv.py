@@ -1,0 +1,271 @@
+"""Kernel-width selection along the Mondrian kernel's lifetime path (Balog et al., UAI 2016,
+§4; Balog's report §4.2 and appendix D)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
+
+from mondrian_learn import _core
+from mondrian_learn._base import restore_on_failure, store_params
+from mondrian_learn._progress import PathProgress
+from mondrian_learn._validation import (
+    COUNT,
+    FINITE_LIFETIME,
+    POSITIVE,
+    Integer,
+    Options,
+    Real,
+    RealArray,
+    as_core_array,
+)
+from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin
+
+
+def default_max_lifetime(X: np.ndarray) -> float:
+    """The lifetime Λ at which a Mondrian process on the bounding box of ``X`` has, in
+    expectation, as many cells as ``X`` has rows: Π_d (1 + Λ r_d) = N, r_d the range of
+    feature d (Roy & Teh 2009: cuts along d form a Poisson process of rate Λ per unit length).
+    Beyond that most cells would hold a single training point."""
+    ranges = np.ptp(X, axis=0)
+    ranges = ranges[ranges > 0]
+    n = X.shape[0]
+    if n < 2 or ranges.size == 0:
+        return 0.0
+
+    def log_cells(lifetime: float) -> float:
+        return float(np.log1p(lifetime * ranges).sum())
+
+    target = np.log(n)
+    low, high = 0.0, 1.0 / ranges.max()
+    while log_cells(high) < target:
+        high *= 2.0
+    for _ in range(100):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if log_cells(middle) < target else (low, middle)
+    return high
+
+
+class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBase):
+    """Mondrian kernel ridge with the lifetime λ (inverse kernel width) chosen on the path.
+
+    M Mondrian trees are sampled once with lifetime Λ. Sweeping λ from 0 to Λ through all
+    their cuts in birth-time order, each cut replaces one feature column by its two children;
+    the ridge solution follows in O(C²) per cut (Cholesky factor of A = ΦᵀΦ + αI: the split
+    column is deleted by Givens rotations and the children appended by one triangular solve;
+    Balog et al., UAI 2016, §4; Balog's report §4.2, appendix D), so every λ in [0, Λ] is
+    evaluated for about the price of one fit at Λ. λ is chosen by validation error or by the
+    log marginal likelihood (supplement B; the formula is in :class:`MondrianKernelRidge`),
+    then the model is refitted at that λ on the same trees (extended by the conditional
+    Mondrian with the held-out points when those were split off ``X``).
+
+    When the number of features C exceeds ``max_dense_features`` (``solver="auto"``), the
+    path continues by the gradient route of §4.2.2: the split column's weight is copied to
+    both children and, at each checkpoint, conjugate gradients on A w = Φᵀy are warm-started
+    from there (an approximation: no log marginal likelihood; ``path_["solver"]`` says which
+    route produced each point).
+
+    Parameters
+    ----------
+    n_estimators : int, default=50
+        Number of trees M.
+    max_lifetime : float or None, default=None
+        Λ, the end of the path, in the units of X as given (this estimator does not scale
+        features). None: the lifetime at which a Mondrian process on the data's
+        bounding box has as many expected cells as there are training points,
+        Π_d (1 + Λ r_d) = N (r_d the feature ranges).
+    alpha : float, default=1e-4
+        Ridge penalty δ² > 0.
+    lifetimes : int, array-like or None, default=100
+        Where to evaluate: an int k — at λ = 0 and after every ⌈n_cuts/k⌉-th cut (k points,
+        evenly spread over the number of features); an array — at those lifetimes (within
+        [0, Λ]); None — after every cut.
+    selection : {"validation", "evidence"}, default="validation"
+        Choose λ by the validation mean squared error or by the log marginal likelihood
+        (which needs no held-out data).
+    validation_fraction : float, default=0.2
+        Share of ``X`` held out for validation when ``fit`` gets no ``X_val``.
+    solver : {"auto", "cholesky", "inverse", "gradient"}, default="auto"
+        Path route: Cholesky factor; explicit inverse (the report's updates; a cross-check);
+        gradient (§4.2.2); auto = Cholesky while C ≤ ``max_dense_features``, then gradient.
+    max_dense_features : int, default=4096
+        Largest C for the dense C × C factor under ``solver="auto"``.
+    gradient_tol : float, default=1e-6
+        Conjugate gradients stop at ‖Φᵀy − Aw‖ ≤ tol · ‖Φᵀy‖ ...
+    gradient_max_iter : int, default=300
+        ... or after this many iterations per checkpoint.
+    random_state, n_jobs, verbose
+        As in :class:`MondrianKernelRidge`; ``random_state`` also draws the validation split.
+
+    Attributes
+    ----------
+    path_ : dict of arrays
+        Per checkpoint: ``lifetimes``, ``n_cuts``, ``n_features`` (C), ``train_mse``,
+        ``validation_mse`` (NaN under ``selection="evidence"``), ``log_evidence`` (NaN on the
+        gradient route), ``log_det``, ``solver`` and ``cg_iterations``.
+    best_index_ : int
+        The chosen checkpoint.
+    lifetime_ : float
+        The chosen λ (units of X).
+    max_lifetime_ : float
+        Λ used.
+    model_ : mondrian_learn._core.KernelRidge
+        The refitted model at ``lifetime_``.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian_learn import MondrianKernelRidgeCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(500, 2)); y = np.sin(6 * X[:, 0]) + 0.1 * rng.normal(size=500)
+    >>> model = MondrianKernelRidgeCV(20, max_lifetime=10.0, lifetimes=30, random_state=0)
+    >>> model = model.fit(X, y)
+    >>> bool(0 < model.lifetime_ <= 10.0), len(model.path_["lifetimes"])
+    (True, 31)
+    """
+
+    _parameter_constraints = {
+        **MondrianKernelBase._parameter_constraints,
+        "max_lifetime": [None, *FINITE_LIFETIME],
+        "alpha": POSITIVE,
+        "lifetimes": [None, Integer(low=1), RealArray(low=0)],
+        "selection": [Options({"validation", "evidence"})],
+        "validation_fraction": [Real(low=0, high=1, closed="neither")],
+        "solver": [Options({"auto", "cholesky", "inverse", "gradient"})],
+        "max_dense_features": COUNT,
+        "gradient_tol": POSITIVE,
+        "gradient_max_iter": COUNT,
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        max_lifetime: float | None = None,
+        alpha: float = 1e-4,
+        lifetimes: int | Any = 100,
+        selection: str = "validation",
+        validation_fraction: float = 0.2,
+        solver: str = "auto",
+        max_dense_features: int = 4096,
+        gradient_tol: float = 1e-6,
+        gradient_max_iter: int = 300,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        store_params(self, locals())
+
+    def _checkpoints(self, max_lifetime: float) -> tuple[int | None, list[float] | None]:
+        if self.lifetimes is None:
+            return None, None
+        if Integer(low=1).is_satisfied_by(self.lifetimes):
+            return int(self.lifetimes), None
+        grid = np.asarray(self.lifetimes, dtype=np.float64).ravel()
+        if grid.max() > max_lifetime:
+            raise ValueError(
+                f"lifetimes must not exceed max_lifetime ({max_lifetime}), got {grid.max()}"
+            )
+        return None, [float(v) for v in grid]
+
+    def _split(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Indices of the training and validation rows."""
+        n = X.shape[0]
+        if n < 2:
+            raise ValueError(
+                "selection='validation' holds out part of X, which needs at least 2 samples, "
+                f"got n_samples={n}"
+            )
+        n_val = min(n - 1, max(1, int(round(self.validation_fraction * n))))
+        order = check_random_state(self.random_state).permutation(n)
+        return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+    @restore_on_failure
+    def fit(
+        self, X: Any, y: Any, X_val: Any | None = None, y_val: Any | None = None
+    ) -> MondrianKernelRidgeCV:
+        """Run the path, choose λ, refit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        X_val, y_val : array-like, optional
+            Validation data for ``selection="validation"``. When given, they are only used
+            to choose λ (the final model is fitted on ``X`` alone); otherwise
+            ``validation_fraction`` of ``X`` is held out and added back for the final model.
+
+        Returns
+        -------
+        self : MondrianKernelRidgeCV
+        """
+        self._validate_params()
+        alpha, n_jobs = float(self.alpha), self._threads()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both X_val and y_val, or neither")
+        held_out = None
+        train_X, train_y = X, y
+        if self.selection == "validation" and X_val is None:
+            train, held_out = self._split(X, y)
+            train_X, train_y = X[train], y[train]
+            X_val, y_val = X[held_out], y[held_out]
+        elif self.selection == "validation":
+            X_val, y_val = validate_data(
+                self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
+            )
+        else:
+            X_val = y_val = None
+        max_lifetime = (
+            default_max_lifetime(train_X) if self.max_lifetime is None else float(self.max_lifetime)
+        )
+        n_checkpoints, grid = self._checkpoints(max_lifetime)
+        train_X = as_core_array(train_X)
+        features = self._sample_trees(
+            lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
+                train_X, int(self.n_estimators), max_lifetime, seed, n_jobs, slice_size, progress
+            )
+        )
+        with PathProgress("cuts", self.verbose) as progress:
+            path = features.path(
+                as_core_array(train_y),
+                None if X_val is None else as_core_array(X_val),
+                None if y_val is None else as_core_array(y_val),
+                max_lifetime,
+                alpha,
+                n_checkpoints,
+                grid,
+                self.solver,
+                int(self.max_dense_features),
+                float(self.gradient_tol),
+                int(self.gradient_max_iter),
+                False,
+                n_jobs,
+                progress.callback,
+            )
+        path["solver"] = np.asarray(path["solver"])
+        if self.selection == "validation":
+            best = int(np.argmin(path["validation_mse"]))
+        elif np.all(np.isnan(path["log_evidence"])):
+            raise ValueError(
+                "selection='evidence' needs the dense path (the gradient route has no "
+                "determinant): raise max_dense_features or choose solver='cholesky'"
+            )
+        else:
+            best = int(np.nanargmax(path["log_evidence"]))
+        self.path_ = path
+        self.best_index_ = best
+        self.lifetime_ = float(path["lifetimes"][best])
+        self.max_lifetime_ = max_lifetime
+        if held_out is None:
+            self.model_ = features.refit(as_core_array(train_y), self.lifetime_, alpha, n_jobs)
+        else:
+            all_y = np.concatenate([train_y, y_val])
+            self.model_ = features.refit(
+                as_core_array(all_y), self.lifetime_, alpha, n_jobs, as_core_array(X_val)
+            )
+        return self

@@ -1,0 +1,243 @@
+"""The peers the Mondrian kernel is compared with (Balog et al., UAI 2016, §6): random
+Fourier features and random binning for the Laplace kernel (Rahimi & Recht, NIPS 2007) and
+exact Laplace kernel ridge regression. Users comparing kernels need them; the experiments in
+``benches/experiments/`` use them. Like the Mondrian kernel estimators they do not scale X:
+``lifetime`` is in the units of X as given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+from scipy.spatial.distance import cdist
+from sklearn.base import RegressorMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_params
+from mondrian_learn._validation import COUNT, FINITE_LIFETIME, POSITIVE, RANDOM_STATE
+
+
+class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
+    """Random Fourier features of the Laplace kernel exp(−λ‖x − x'‖₁) (Rahimi & Recht 2007).
+
+    The kernel is a product over dimensions of exp(−λ|δ_d|), whose Fourier transform is the
+    Cauchy density with scale λ: frequencies ω_m have independent Cauchy(0, λ) coordinates,
+    and z(x) = [cos(ω_m·x), sin(ω_m·x)]_m / √M gives z(x)·z(x') = mean_m cos(ω_m·(x − x')),
+    an unbiased estimate of the kernel.
+
+    Parameters
+    ----------
+    n_components : int, default=50
+        Number of frequencies M (2M dense features).
+    lifetime : float, default=1.0
+        λ ≥ 0, the inverse kernel width, in the units of X.
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    frequencies_ : ndarray of shape (n_features, n_components)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian_learn.kernel.baselines import LaplaceFourierFeatures
+    >>> X = np.random.default_rng(0).uniform(size=(3, 2))
+    >>> LaplaceFourierFeatures(n_components=10, random_state=0).fit_transform(X).shape
+    (3, 20)
+    """
+
+    _parameter_constraints = {
+        "n_components": COUNT,
+        "lifetime": FINITE_LIFETIME,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(
+        self,
+        n_components: int = 50,
+        lifetime: float = 1.0,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        store_params(self, locals())
+
+    @restore_on_failure
+    @document("X", "y ignored")
+    def fit(self, X: Any, y: Any = None) -> LaplaceFourierFeatures:
+        """Draw the frequencies."""
+        self._validate_params()
+        m, lifetime = int(self.n_components), float(self.lifetime)
+        X = validate_data(self, X, dtype=np.float64)
+        rng = check_random_state(self.random_state)
+        self.frequencies_ = lifetime * rng.standard_cauchy(size=(X.shape[1], m))
+        return self
+
+    @document("X", returns="Z : ndarray of shape (n_samples, 2 * n_components)")
+    def transform(self, X: Any) -> np.ndarray:
+        """Features [cos(Xω), sin(Xω)] / √M."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        projection = X @ self.frequencies_
+        scale = 1.0 / np.sqrt(self.frequencies_.shape[1])
+        return np.hstack([np.cos(projection), np.sin(projection)]) * scale
+
+
+def _row_keys(coordinates: np.ndarray) -> np.ndarray:
+    """Each integer row as one opaque, sortable value (its bytes)."""
+    rows = np.ascontiguousarray(coordinates)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+class RandomBinningFeatures(TransformerMixin, EstimatorBase):
+    """Random binning features of the Laplace kernel (Rahimi & Recht 2007, §4).
+
+    Each of M grids has, per dimension, a pitch δ_d ~ Gamma(2, scale 1/λ) and a shift
+    u_d ~ Uniform[0, δ_d]; a point's bin is (⌈(x_d − u_d)/δ_d⌉)_d. Two points share a bin with
+    probability exp(−λ‖x − x'‖₁), so the indicator features of the occupied bins, scaled by
+    1/√M, estimate the kernel. Bins are numbered on the training data; a later point in a bin
+    no training point occupies gets no entry for that grid (its product with every training
+    feature is 0, as it should be).
+
+    Parameters
+    ----------
+    n_estimators : int, default=50
+        Number of grids M.
+    lifetime : float, default=1.0
+        λ ≥ 0, the inverse kernel width, in the units of X.
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    pitch_, shift_ : ndarray of shape (n_estimators, n_features)
+    n_columns_ : int
+        Number of occupied bins over all grids.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian_learn.kernel.baselines import RandomBinningFeatures
+    >>> X = np.random.default_rng(0).uniform(size=(4, 2))
+    >>> Z = RandomBinningFeatures(n_estimators=5, random_state=0).fit_transform(X)
+    >>> int(Z.getnnz(axis=1).max())
+    5
+    """
+
+    _parameter_constraints = {
+        "n_estimators": COUNT,
+        "lifetime": FINITE_LIFETIME,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        lifetime: float = 1.0,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        store_params(self, locals())
+
+    def _bins(self, X: np.ndarray, m: int) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            coordinates = np.ceil((X - self.shift_[m]) / self.pitch_[m])
+        # λ = 0 gives infinite pitches: one bin for everything.
+        coordinates[~np.isfinite(coordinates)] = 0
+        return _row_keys(coordinates.astype(np.int64))
+
+    @restore_on_failure
+    @document("X", "y ignored")
+    def fit(self, X: Any, y: Any = None) -> RandomBinningFeatures:
+        """Draw the grids and number the bins the training points occupy."""
+        self._validate_params()
+        m, lifetime = int(self.n_estimators), float(self.lifetime)
+        X = validate_data(self, X, dtype=np.float64)
+        rng = check_random_state(self.random_state)
+        scale = np.inf if lifetime == 0 else 1.0 / lifetime
+        self.pitch_ = rng.gamma(shape=2.0, scale=scale, size=(m, X.shape[1]))
+        self.shift_ = rng.uniform(size=(m, X.shape[1])) * np.where(
+            np.isfinite(self.pitch_), self.pitch_, 0.0
+        )
+        self.bins_ = [np.unique(self._bins(X, k)) for k in range(m)]
+        self.offsets_ = np.concatenate([[0], np.cumsum([len(b) for b in self.bins_])])
+        self.n_columns_ = int(self.offsets_[-1])
+        return self
+
+    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
+    def transform(self, X: Any) -> scipy.sparse.csr_matrix:
+        """Indicator features of the occupied bins, 1/√M each."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        rows, cols = [], []
+        for k, bins in enumerate(self.bins_):
+            keys = self._bins(X, k)
+            at = np.minimum(np.searchsorted(bins, keys), len(bins) - 1)
+            found = bins[at] == keys
+            rows.append(np.flatnonzero(found))
+            cols.append(self.offsets_[k] + at[found])
+        row, col = np.concatenate(rows), np.concatenate(cols)
+        values = np.full(len(row), 1.0 / np.sqrt(len(self.bins_)))
+        return scipy.sparse.csr_matrix((values, (row, col)), shape=(X.shape[0], self.n_columns_))
+
+
+class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
+    """Exact kernel ridge regression with the Laplace kernel exp(−λ‖x − x'‖₁), the limit the
+    random features approximate: h = (K + αI)⁻¹(y − ȳ), predictions ȳ + K(x, X) h, as the
+    Mondrian kernel paper's reference line (targets centred). O(N²) memory, O(N³) time.
+
+    Parameters
+    ----------
+    lifetime : float, default=1.0
+        λ ≥ 0, the inverse kernel width, in the units of X.
+    alpha : float, default=1e-4
+        Ridge penalty δ² > 0.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n_samples,)
+    X_fit_ : ndarray of shape (n_samples, n_features)
+    intercept_ : float
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian_learn.kernel.baselines import LaplaceKernelRidge
+    >>> X = np.linspace(0, 1, 20)[:, None]; y = np.sin(3 * X[:, 0])
+    >>> model = LaplaceKernelRidge(lifetime=2.0).fit(X, y)
+    >>> bool(np.abs(model.predict(X) - y).max() < 1e-2)
+    True
+    """
+
+    _parameter_constraints = {
+        "lifetime": FINITE_LIFETIME,
+        "alpha": POSITIVE,
+    }
+
+    def __init__(self, lifetime: float = 1.0, alpha: float = 1e-4) -> None:
+        store_params(self, locals())
+
+    @restore_on_failure
+    @document("X", "y")
+    def fit(self, X: Any, y: Any) -> LaplaceKernelRidge:
+        """Solve for the dual coefficients by a Cholesky factor of K + αI."""
+        self._validate_params()
+        lifetime, alpha = float(self.lifetime), float(self.alpha)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        gram = np.exp(-lifetime * cdist(X, X, "cityblock"))
+        gram[np.diag_indices_from(gram)] += alpha
+        self.intercept_ = float(y.mean())
+        factor = scipy.linalg.cho_factor(gram, overwrite_a=True)
+        self.dual_coef_ = scipy.linalg.cho_solve(factor, y - self.intercept_)
+        self.X_fit_ = X
+        return self
+
+    @document("X", returns="y_pred : ndarray of shape (n_samples,)")
+    def predict(self, X: Any) -> np.ndarray:
+        """ȳ + K(x, X_fit) h."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        cross = np.exp(-float(self.lifetime) * cdist(X, self.X_fit_, "cityblock"))
+        return self.intercept_ + cross @ self.dual_coef_

@@ -1,0 +1,39 @@
+"""What the estimators built on a sampled random partition kernel share (GP regression, kernel
+PCA, SVC): the kernel's parameters, sampling it inside ``fit``, and stage reporting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from mondrian_learn._base import EstimatorBase
+from mondrian_learn._progress import StageTimer
+from mondrian_learn.partition._kernel import RandomPartitionKernel
+
+
+class PartitionKernelEstimator(EstimatorBase):
+    """Base of the estimators that sample a :class:`RandomPartitionKernel` on the training
+    points (``kernel_``) and work with it through products (Davies & Ghahramani 2014, §5).
+
+    Its parameters ``sampler``, ``n_partitions``, ``random_state``, ``n_jobs`` and ``verbose``
+    mean what they mean for the kernel; ``random_state`` seeds the kernel and then whatever
+    the estimator draws itself. ``verbose`` reports each stage of the fit with its time.
+    """
+
+    _parameter_constraints = dict(RandomPartitionKernel._parameter_constraints)
+
+    def _sample_kernel(self, X: np.ndarray, y: Any) -> tuple[np.random.RandomState, StageTimer]:
+        """Sample ``kernel_`` on ``X`` (and ``y``, for supervised samplers).
+
+        Returns the estimator's random state, to draw what comes next, and the stage timer.
+        """
+        rng = check_random_state(self.random_state)
+        stages = StageTimer(self.verbose, type(self).__name__)
+        # A seed for the kernel, usable as its random_state.
+        seed = int(rng.randint(0, 2**32 - 1, dtype=np.int64))
+        kernel = RandomPartitionKernel(self.sampler, self.n_partitions, seed, self.n_jobs)
+        self.kernel_ = kernel.fit(X, y)
+        stages.done(f"sampled {self.n_partitions} partitions")
+        return rng, stages

@@ -1,0 +1,36 @@
+"""Every estimator passes scikit-learn's estimator checks (check_estimator)."""
+
+from __future__ import annotations
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mondrian_learn import (
+    MondrianForestRegressor,
+    MondrianKernelFeatures,
+    MondrianKernelRidge,
+    MondrianKernelRidgeCV,
+)
+from mondrian_learn.kernel.baselines import (
+    LaplaceFourierFeatures,
+    LaplaceKernelRidge,
+    RandomBinningFeatures,
+)
+from mondrian_learn.partition import PartitionGPRegressor, PartitionKernelPCA, PartitionSVC
+
+
+@parametrize_with_checks(
+    [
+        MondrianForestRegressor(n_estimators=5),
+        MondrianKernelFeatures(n_estimators=5),
+        MondrianKernelRidge(n_estimators=5),
+        MondrianKernelRidgeCV(n_estimators=5, max_lifetime=2.0, lifetimes=10),
+        LaplaceFourierFeatures(n_components=5),
+        RandomBinningFeatures(n_estimators=5),
+        LaplaceKernelRidge(),
+        PartitionGPRegressor(n_partitions=10, random_state=0),
+        PartitionKernelPCA(n_components=2, n_partitions=10, random_state=0),
+        PartitionSVC(n_partitions=10, random_state=0),
+    ]
+)
+def test_sklearn_compatible(estimator, check) -> None:  # type: ignore[no-untyped-def]
+    check(estimator)
