@@ -1,6 +1,6 @@
 //! Helpers shared by the unit tests of several modules (compiled for tests only).
 
-use crate::forest::MondrianForest;
+use crate::forest::{Growing, MondrianForest};
 use crate::mondrian::policy::PureMondrian;
 use crate::mondrian::sample::{sample_tree, Growth, SampleScratch};
 use crate::mondrian::{MondrianTree, TreeParams, NONE};
@@ -8,6 +8,7 @@ use crate::parallel::{pool, Interrupt};
 use crate::partition::kernel::PartitionKernel;
 use crate::rng::{tree_rng, uniform};
 use ndarray::{Array1, Array2};
+use rayon::ThreadPool;
 
 /// `n` points uniform in [0, 1]^d, row-major.
 pub fn uniform_points(n: usize, d: usize, seed: u64) -> Vec<f64> {
@@ -222,4 +223,14 @@ pub fn solve_dense(mut a: Vec<f64>, mut b: Vec<f64>, n: usize) -> Vec<f64> {
         x[r] = (b[r] - s) / a[r * n + r];
     }
     x
+}
+
+/// Growing settings for a test fit of `n_trees` trees in one slice.
+pub fn growing<'a>(n_trees: usize, pool: &'a ThreadPool, interrupt: &'a Interrupt) -> Growing<'a> {
+    Growing {
+        n_trees,
+        slice: n_trees,
+        pool,
+        interrupt,
+    }
 }

@@ -3,6 +3,8 @@ check parameter domains), and any array numpy can make gives the same result."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -31,9 +33,19 @@ SAMPLERS = [MondrianPartitions(), RandomForestPartitions(), FastClusterPartition
 @pytest.mark.parametrize(
     "estimator", [e for e, _ in ZOO.values()] + SAMPLERS + [CallablePartitions()], ids=repr
 )
-def test_every_parameter_has_constraints(estimator: object) -> None:
-    params = estimator.get_params(deep=False)  # type: ignore[attr-defined]
-    assert set(type(estimator)._parameter_constraints) == set(params)  # type: ignore[attr-defined]
+def test_the_signature_is_the_parameter_table(estimator: object) -> None:
+    # The generated __init__ takes the table's parameters in order with their defaults, and
+    # every default satisfies the parameter's own constraints (but CallablePartitions'
+    # function, which has no useful default and must be given).
+    table = type(estimator)._parameters  # type: ignore[attr-defined]
+    signature = inspect.signature(type(estimator).__init__).parameters
+    assert list(signature)[1:] == list(table)
+    for name, param in table.items():
+        assert signature[name].default is param.default
+        if not isinstance(estimator, CallablePartitions):
+            check_parameter(name, param.default, param.constraints)
+    fresh = type(estimator)()
+    assert fresh.get_params(deep=False) == {n: p.default for n, p in table.items()}
 
 
 @pytest.mark.parametrize(

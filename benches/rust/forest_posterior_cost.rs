@@ -4,7 +4,7 @@
 //! same points (trees, leaf sums, hyper-parameters, belief propagation), best of 3 each, and
 //! prints their ratio. `cargo bench --bench forest_posterior_cost -- [N]` (default 1,000,000).
 
-use mondrian_learn::forest::{regression::ForestRegressor, MondrianForest};
+use mondrian_learn::forest::{regression::ForestRegressor, Growing, MondrianForest};
 use mondrian_learn::mondrian::policy::PureMondrian;
 use mondrian_learn::mondrian::TreeParams;
 use mondrian_learn::parallel::{pool, Interrupt};
@@ -55,6 +55,12 @@ fn main() {
     let threads = pool(2).expect("a pool of 2 threads");
     let params = TreeParams::new(f64::INFINITY, 10);
     let go = Interrupt::default();
+    let how = Growing {
+        n_trees: TREES,
+        slice: TREES,
+        pool: &threads,
+        interrupt: &go,
+    };
     let plain = best_of(3, || {
         let mut forest = MondrianForest::new(params, D, 0).expect("valid");
         forest.add_points(&x.view()).expect("finite points");
@@ -67,15 +73,7 @@ fn main() {
         let forest = MondrianForest::new(params, D, 0).expect("valid");
         let mut model = ForestRegressor::new(forest);
         model
-            .fit(
-                &x.view(),
-                &y.view(),
-                TREES,
-                TREES,
-                &threads,
-                &go,
-                |_| Ok(()),
-            )
+            .fit(&x.view(), &y.view(), &how, |_| Ok(()))
             .expect("fit");
         black_box(model);
     });

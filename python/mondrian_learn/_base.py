@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn._validation import (
+    Param,
     as_core_array,
     check_parameters,
     is_core_ready,
@@ -71,20 +72,39 @@ def document(*arguments: str, returns: str = "self") -> Callable[[Method], Metho
     return decorate
 
 
-def store_params(estimator: Any, params: dict[str, Any]) -> None:
-    """All an ``__init__`` does in scikit-learn's convention: store each of its arguments
-    (``locals()``) under its own name, unchanged."""
-    for name, value in params.items():
-        if name not in ("self", "__class__"):
-            setattr(estimator, name, value)
+def make_init(parameters: dict[str, Param]) -> Callable[..., None]:
+    """An ``__init__`` taking ``parameters`` (in order, with their defaults) and storing each
+    under its own name, unchanged: all an ``__init__`` does in scikit-learn's convention. It is
+    an ordinary function, so positional calls, ``inspect.signature``, ``get_params`` and
+    ``clone`` work as for a hand-written one."""
+    names = list(parameters)
+    arguments = ", ".join(f"{name}=_defaults[{name!r}]" for name in names)
+    body = "".join(f"    self.{name} = {name}\n" for name in names) or "    pass\n"
+    namespace: dict[str, Any] = {"_defaults": {n: p.default for n, p in parameters.items()}}
+    exec(f"def __init__(self, {arguments}):\n{body}", namespace)  # noqa: S102
+    init: Callable[..., None] = namespace["__init__"]
+    init.__doc__ = "Store the parameters (see the class docstring)."
+    return init
 
 
 class EstimatorBase(BaseEstimator):
     """Base of the package's estimators (scikit-learn conventions: ``__init__`` stores the
-    parameters, ``fit`` checks them against ``_parameter_constraints``)."""
+    parameters, ``fit`` checks them). A subclass declares ``_parameters`` (name → default and
+    accepted values, in signature order); its ``__init__`` is made from them."""
 
-    #: Each ``__init__`` parameter and the kinds of value it accepts (see ``_validation``).
-    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
+    #: Each parameter, in signature order: default and accepted values (see ``_validation``).
+    _parameters: ClassVar[dict[str, Param]] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Replaced in every subclass that declares ``_parameters`` (``__init_subclass__``).
+        raise TypeError(f"{type(self).__name__} declares no parameters")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_parameters" in cls.__dict__:
+            init = make_init(cls._parameters)
+            init.__qualname__ = f"{cls.__qualname__}.__init__"
+            cls.__init__ = init  # type: ignore[method-assign]
 
     def _validate_params(self) -> None:
         check_parameters(self)

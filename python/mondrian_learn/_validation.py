@@ -1,11 +1,13 @@
 """Input checks shared by the estimators: one declarative parameter checker, and the one place
 that turns user arrays into what the core takes.
 
-Every estimator declares ``_parameter_constraints``, a table from each ``__init__`` parameter
-to the kinds of value it accepts (a value is valid when it satisfies any of them; ``None`` in
-a list allows ``None``). :func:`check_parameters` walks the table at the start of ``fit`` (as
-scikit-learn does) and raises one ``ValueError`` naming the parameter, its value and what is
-allowed: ``n_estimators must be an integer >= 1, got 0``. The Rust core does not check
+Every estimator declares ``_parameters``, a table from each of its parameters, in signature
+order, to a :class:`Param`: its default and the kinds of value it accepts (a value is valid
+when it satisfies any of them; ``None`` among them allows ``None``). Its ``__init__`` is made
+from that table (``_base.EstimatorBase``), so a default and a domain are written once.
+:func:`check_parameters` walks the table at the start of ``fit`` (as scikit-learn does) and
+raises one ``ValueError`` naming the parameter, its value and what is allowed:
+``n_estimators must be an integer >= 1, got 0``. The Rust core does not check
 parameter domains again; it only checks what depends on the data (NaN, shapes, overflow).
 """
 
@@ -172,7 +174,14 @@ class RealArray(Constraint):
         return f"an array of finite numbers >= {self.low}"
 
 
-#: Shared table entries.
+class Param:
+    """One estimator parameter: its default and the kinds of value it accepts."""
+
+    def __init__(self, default: Any, *constraints: Any) -> None:
+        self.default, self.constraints = default, list(constraints)
+
+
+#: Shared kinds of value.
 N_JOBS: list[Any] = [None, Integer(low=1), Integer(high=-1)]
 RANDOM_STATE: list[Any] = [
     None,
@@ -200,11 +209,20 @@ def check_parameter(name: str, value: object, constraints: list[Any]) -> None:
     raise ValueError(f"{name} must be {text}, got {value!r}")
 
 
+#: The parameters of every estimator that samples at random on several threads and reports
+#: progress, last in its signature.
+RUNTIME = {
+    "random_state": Param(None, *RANDOM_STATE),
+    "n_jobs": Param(None, *N_JOBS),
+    "verbose": Param(0, *VERBOSE),
+}
+
+
 def check_parameters(estimator: Any) -> None:
-    """Check every parameter of ``estimator`` against its class's ``_parameter_constraints``."""
+    """Check every parameter of ``estimator`` against its class's ``_parameters``."""
     params = estimator.get_params(deep=False)
-    for name, constraints in type(estimator)._parameter_constraints.items():
-        check_parameter(name, params[name], constraints)
+    for name, param in type(estimator)._parameters.items():
+        check_parameter(name, params[name], param.constraints)
 
 
 def as_core_array(X: Any, dtype: Any = np.float64) -> np.ndarray:

@@ -70,6 +70,16 @@ impl MondrianForest {
         Ok(())
     }
 
+    /// [`Self::add_points`] for an online update, which needs trees to extend.
+    pub fn add_online_points(&mut self, x: &ArrayView2<f64>) -> Result<std::ops::Range<u32>> {
+        if self.trees.is_empty() {
+            return Err(Error::InvalidInput(
+                "partial_fit needs a fitted model".into(),
+            ));
+        }
+        self.add_points(x)
+    }
+
     /// Stores new training points (mapped to the forest's coordinates) and returns their row
     /// ids. The first points fix the input map when inputs are scaled.
     pub fn add_points(&mut self, x: &ArrayView2<f64>) -> Result<std::ops::Range<u32>> {

@@ -27,6 +27,16 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
+/// How a batch fit grows its trees: how many, how many between progress reports, on which
+/// pool, and the flag that stops it.
+#[derive(Clone, Copy)]
+pub struct Growing<'a> {
+    pub n_trees: usize,
+    pub slice: usize,
+    pub pool: &'a ThreadPool,
+    pub interrupt: &'a Interrupt,
+}
+
 /// Trees plus the points they were grown on (row-major, appended by online updates), in the
 /// coordinates of the optional [`InputMap`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -103,21 +113,19 @@ impl MondrianForest {
         Ok(())
     }
 
-    /// Grows the forest to `n_trees` trees, `slice` at a time, calling `progress(trees so
-    /// far)` after each slice (an error from it, or `interrupt`, stops the fit). Tree m is
-    /// seeded by (seed, m), so the result does not depend on the slicing or the pool.
+    /// Grows the forest to `how.n_trees` trees, `how.slice` at a time, calling
+    /// `progress(trees so far)` after each slice (an error from it, or the interrupt, stops
+    /// the fit). Tree m is seeded by (seed, m), so the result does not depend on the slicing
+    /// or the pool.
     pub fn grow_to<P: SplitPolicy>(
         &mut self,
-        n_trees: usize,
-        slice: usize,
         policy: &P,
-        pool: &ThreadPool,
-        interrupt: &Interrupt,
+        how: &Growing<'_>,
         mut progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
-        while self.trees.len() < n_trees {
-            let count = slice.max(1).min(n_trees - self.trees.len());
-            self.grow_trees(count, policy, pool, interrupt)?;
+        while self.trees.len() < how.n_trees {
+            let count = how.slice.max(1).min(how.n_trees - self.trees.len());
+            self.grow_trees(count, policy, how.pool, how.interrupt)?;
             progress(self.trees.len())?;
         }
         Ok(())

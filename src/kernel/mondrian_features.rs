@@ -6,27 +6,21 @@
 use super::features::{check_lifetime, transform, FeatureMap};
 use super::ridge::KernelRidge;
 use crate::error::{Error, Result};
-use crate::forest::MondrianForest;
+use crate::forest::{Growing, MondrianForest};
 use crate::mondrian::policy::PureMondrian;
 use crate::mondrian::TreeParams;
-use crate::parallel::Interrupt;
 use crate::sparse::Csr;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
-/// Samples `n_trees` label-blind Mondrian trees with lifetime `lifetime` on the rows of `x`,
-/// `slice` trees at a time, calling `progress(trees_done)` in between (see
-/// [`MondrianForest::grow_to`]).
-#[allow(clippy::too_many_arguments)]
+/// Samples label-blind Mondrian trees with lifetime `lifetime` on the rows of `x`, as `how`
+/// says (see [`MondrianForest::grow_to`]).
 pub fn grow_forest(
     x: &ArrayView2<f64>,
-    n_trees: usize,
     lifetime: f64,
     seed: u64,
-    slice: usize,
-    pool: &ThreadPool,
-    interrupt: &Interrupt,
+    how: &Growing<'_>,
     progress: impl FnMut(usize) -> Result<()>,
 ) -> Result<MondrianForest> {
     if x.nrows() == 0 {
@@ -34,7 +28,7 @@ pub fn grow_forest(
     }
     let mut forest = MondrianForest::new(TreeParams::new(lifetime, 1), x.ncols(), seed)?;
     forest.add_points(x)?;
-    forest.grow_to(n_trees, slice, &PureMondrian, pool, interrupt, progress)?;
+    forest.grow_to(&PureMondrian, how, progress)?;
     Ok(forest)
 }
 

@@ -27,8 +27,7 @@ impl KernelRidge {
         pool: &ThreadPool,
     ) -> Result<()> {
         check_targets(x.nrows(), y)?;
-        self.forest.check_points(x)?;
-        let rows = self.forest.add_points(x)?;
+        let rows = self.forest.add_online_points(x)?;
         // The features need no per-leaf statistics: the changed leaves are not needed.
         self.forest.extend(rows.clone(), &PureMondrian, pool);
         self.follow_old_columns()?;

@@ -92,78 +92,67 @@ fn mul_small_dynamic(kb: usize, out: &mut [f64], a: &[f64], ka: usize, s: &[f64]
 
 /// `aᵀb` for row-major blocks `a` (`n × ka`) and `b` (`n × kb`): a `ka × kb` row-major matrix.
 pub fn gram(a: &[f64], ka: usize, b: &[f64], kb: usize, pool: &ThreadPool) -> Vec<f64> {
-    let chunk = |(a, b): (&[f64], &[f64])| {
+    reduce_rows(a.len() / ka.max(1), ka * kb, pool, |rows| {
         let mut acc = vec![0.0; ka * kb];
+        let (a, b) = (
+            &a[rows.start * ka..rows.end * ka],
+            &b[rows.start * kb..rows.end * kb],
+        );
         by_width!(kb, gram_fixed, gram_dynamic, a, ka, b, &mut acc);
         acc
-    };
-    let partial: Vec<Vec<f64>> = if a.len() / ka.max(1) <= REDUCE_ROWS {
-        vec![chunk((a, b))]
-    } else {
-        pool.install(|| {
-            a.par_chunks(REDUCE_ROWS * ka)
-                .zip(b.par_chunks(REDUCE_ROWS * kb))
-                .map(chunk)
-                .collect()
-        })
-    };
-    let mut out = vec![0.0; ka * kb];
-    for p in &partial {
-        for (o, v) in out.iter_mut().zip(p) {
-            *o += v;
-        }
-    }
-    out
+    })
 }
 
 /// Column-wise dot products `Σ_i a[i, j] b[i, j]` of two `n × k` blocks.
 pub fn col_dots(a: &[f64], b: &[f64], k: usize, pool: &ThreadPool) -> Vec<f64> {
-    let chunk = |(a, b): (&[f64], &[f64])| {
+    reduce_rows(a.len() / k.max(1), k, pool, |rows| {
         let mut acc = vec![0.0; k];
+        let (a, b) = (
+            &a[rows.start * k..rows.end * k],
+            &b[rows.start * k..rows.end * k],
+        );
         for (ra, rb) in a.chunks_exact(k).zip(b.chunks_exact(k)) {
             for ((s, &x), &y) in acc.iter_mut().zip(ra).zip(rb) {
                 *s += x * y;
             }
         }
         acc
-    };
-    let partial: Vec<Vec<f64>> = if a.len() / k.max(1) <= REDUCE_ROWS {
-        vec![chunk((a, b))]
-    } else {
-        pool.install(|| {
-            a.par_chunks(REDUCE_ROWS * k)
-                .zip(b.par_chunks(REDUCE_ROWS * k))
-                .map(chunk)
-                .collect()
-        })
-    };
-    let mut out = vec![0.0; k];
-    for p in &partial {
-        for (o, v) in out.iter_mut().zip(p) {
-            *o += v;
-        }
-    }
-    out
+    })
 }
 
 /// Column sums of an `n × k` block (fixed-order reduction).
 pub fn col_sums(a: &[f64], k: usize, pool: &ThreadPool) -> Vec<f64> {
-    let chunk = |a: &[f64]| {
+    reduce_rows(a.len() / k.max(1), k, pool, |rows| {
         let mut acc = vec![0.0; k];
-        for row in a.chunks_exact(k) {
+        for row in a[rows.start * k..rows.end * k].chunks_exact(k) {
             for (s, &x) in acc.iter_mut().zip(row) {
                 *s += x;
             }
         }
         acc
-    };
-    let partial: Vec<Vec<f64>> = if a.len() / k.max(1) <= REDUCE_ROWS {
-        vec![chunk(a)]
+    })
+}
+
+/// `Σ_chunks partial(rows of the chunk)` (each `len` values) over fixed chunks of
+/// `REDUCE_ROWS` of `n` rows, computed in parallel and added in chunk order, so the result
+/// does not depend on the number of threads.
+fn reduce_rows(
+    n: usize,
+    len: usize,
+    pool: &ThreadPool,
+    partial: impl Fn(std::ops::Range<usize>) -> Vec<f64> + Sync,
+) -> Vec<f64> {
+    let partials: Vec<Vec<f64>> = if n <= REDUCE_ROWS {
+        vec![partial(0..n)]
     } else {
-        pool.install(|| a.par_chunks(REDUCE_ROWS * k).map(chunk).collect())
+        let chunks: Vec<std::ops::Range<usize>> = (0..n)
+            .step_by(REDUCE_ROWS)
+            .map(|start| start..(start + REDUCE_ROWS).min(n))
+            .collect();
+        pool.install(|| chunks.into_par_iter().map(&partial).collect())
     };
-    let mut out = vec![0.0; k];
-    for p in &partial {
+    let mut out = vec![0.0; len];
+    for p in &partials {
         for (o, v) in out.iter_mut().zip(p) {
             *o += v;
         }

@@ -20,9 +20,18 @@ pub trait LinearOperator: Sync {
 
 /// Checks that `v` and `out` are `n × k` blocks.
 pub fn check_block(n: usize, v: &[f64], k: usize, out: &[f64]) -> Result<()> {
-    if k == 0 || v.len() != n * k || out.len() != n * k {
+    check_blocks((n, v), k, (n, out))
+}
+
+/// Checks that `v` is `n_in × k` and `out` is `n_out × k` (k ≥ 1).
+pub fn check_blocks(
+    (n_in, v): (usize, &[f64]),
+    k: usize,
+    (n_out, out): (usize, &[f64]),
+) -> Result<()> {
+    if k == 0 || v.len() != n_in * k || out.len() != n_out * k {
         return Err(Error::InvalidInput(format!(
-            "expected blocks of {n} × {k} values, got {} and {}",
+            "expected {n_in} × {k} input and {n_out} × {k} output blocks, got {} and {} values",
             v.len(),
             out.len()
         )));

@@ -24,11 +24,28 @@ use crate::parallel::Interrupt;
 use crate::partition::kernel::PartitionKernel;
 use rayon::ThreadPool;
 
-/// `v ↦ (s K̂ + σ² I) v`.
+/// `v ↦ (s K̂ + σ² I) v`: the GP's covariance of the targets (`s = 1, σ² = 0`: the kernel).
+#[derive(Clone, Copy)]
 pub struct KernelSystem<'a> {
     pub kernel: &'a PartitionKernel,
     pub scale: f64,
     pub noise: f64,
+}
+
+impl<'a> KernelSystem<'a> {
+    /// `K̂` itself.
+    pub fn kernel(kernel: &'a PartitionKernel) -> Self {
+        Self {
+            kernel,
+            scale: 1.0,
+            noise: 0.0,
+        }
+    }
+
+    /// The preconditioner of this system (eq. 9–10).
+    pub fn preconditioner(self) -> ClusterPreconditioner<'a> {
+        ClusterPreconditioner(self)
+    }
 }
 
 impl LinearOperator for KernelSystem<'_> {
@@ -49,25 +66,25 @@ impl LinearOperator for KernelSystem<'_> {
     }
 }
 
-/// `v ↦ (1/m) Σ_ρ (s K_ρ + σ² I)⁻¹ v` (eq. 9–10; see the module notes).
-pub struct ClusterPreconditioner<'a> {
-    pub kernel: &'a PartitionKernel,
-    pub scale: f64,
-    pub noise: f64,
-}
+/// `v ↦ (1/m) Σ_ρ (s K_ρ + σ² I)⁻¹ v` for the system it was made from (eq. 9–10; see the
+/// module notes).
+pub struct ClusterPreconditioner<'a>(KernelSystem<'a>);
 
 impl LinearOperator for ClusterPreconditioner<'_> {
     fn dim(&self) -> usize {
-        self.kernel.n_points()
+        self.0.dim()
     }
 
     fn apply(&self, v: &[f64], k: usize, out: &mut [f64], pool: &ThreadPool) -> Result<()> {
         check_block(self.dim(), v, k, out)?;
-        let (s, noise) = (self.scale, self.noise);
+        let KernelSystem {
+            kernel,
+            scale: s,
+            noise,
+        } = self.0;
         let per_cluster = move |size: u32| 1.0 / (noise + s * f64::from(size));
-        self.kernel
-            .matmul_by_cluster_size(v, k, out, &per_cluster, pool)?;
-        let m = self.kernel.n_partitions() as f64;
+        kernel.matmul_by_cluster_size(v, k, out, &per_cluster, pool)?;
+        let m = kernel.n_partitions() as f64;
         let c = s / (m * noise);
         zip_rows(out, k, v, k, pool, |out, v| {
             out.iter_mut()
@@ -149,11 +166,7 @@ pub fn solve_system(
         noise,
     };
     let pre: Box<dyn LinearOperator> = match preconditioner {
-        Preconditioner::Partition => Box::new(ClusterPreconditioner {
-            kernel,
-            scale,
-            noise,
-        }),
+        Preconditioner::Partition => Box::new(system.preconditioner()),
         Preconditioner::Jacobi => Box::new(InverseDiagonal::new(&vec![scale + noise; n])?),
         Preconditioner::None => Box::new(Identity(n)),
     };
@@ -187,11 +200,12 @@ mod tests {
         let kernel = random_partition_kernel(n, m, 6);
         let (s, noise) = (1.7, 0.3);
         let p = pool(1).expect("pool");
-        let op = ClusterPreconditioner {
+        let op = KernelSystem {
             kernel: &kernel,
             scale: s,
             noise,
-        };
+        }
+        .preconditioner();
         let v = random_block(n, 1, 8);
         let mut out = vec![0.0; n];
         op.apply(&v, 1, &mut out, &p).expect("shapes");

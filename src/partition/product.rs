@@ -14,7 +14,8 @@
 
 use super::kernel::{Assignment, PartitionKernel};
 use super::scatter_gather::{gather, scatter};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::linalg::operator::check_blocks;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 
@@ -61,7 +62,7 @@ impl PartitionKernel {
 
     /// `out = K̂ V` for the row-major `N × k` blocks `v` and `out`.
     pub fn matmul(&self, v: &[f64], k: usize, out: &mut [f64], pool: &ThreadPool) -> Result<()> {
-        self.check(v, self.n_points, k, out, self.n_points)?;
+        check_blocks((self.n_points, v), k, (self.n_points, out))?;
         self.product(self.training(), v, k, self.training(), out, None, pool);
         self.scale(out, pool);
         Ok(())
@@ -77,7 +78,7 @@ impl PartitionKernel {
         f: &(dyn Fn(u32) -> f64 + Sync),
         pool: &ThreadPool,
     ) -> Result<()> {
-        self.check(v, self.n_points, k, out, self.n_points)?;
+        check_blocks((self.n_points, v), k, (self.n_points, out))?;
         self.product(self.training(), v, k, self.training(), out, Some(f), pool);
         Ok(())
     }
@@ -92,7 +93,7 @@ impl PartitionKernel {
         pool: &ThreadPool,
     ) -> Result<()> {
         self.check_assignment(a)?;
-        self.check(v, self.n_points, k, out, a.n_points)?;
+        check_blocks((self.n_points, v), k, (a.n_points, out))?;
         self.product(self.training(), v, k, Self::side(a), out, None, pool);
         self.scale(out, pool);
         Ok(())
@@ -104,7 +105,7 @@ impl PartitionKernel {
         let na = a.n_points;
         let mut identity = vec![0.0; na * na];
         (0..na).for_each(|j| identity[j * na + j] = 1.0);
-        self.check(&identity, na, na, out, self.n_points)?;
+        check_blocks((na, &identity), na, (self.n_points, out))?;
         self.product(
             Self::side(a),
             &identity,
@@ -127,17 +128,6 @@ impl PartitionKernel {
                 .map(|c| c.iter().map(|&l| u64::from(l)).sum::<u64>())
                 .sum()
         })
-    }
-
-    fn check(&self, v: &[f64], n_in: usize, k: usize, out: &[f64], n_out: usize) -> Result<()> {
-        if k == 0 || v.len() != n_in * k || out.len() != n_out * k {
-            return Err(Error::InvalidInput(format!(
-                "expected {n_in} × {k} input and {n_out} × {k} output blocks, got {} and {} values",
-                v.len(),
-                out.len()
-            )));
-        }
-        Ok(())
     }
 
     fn scale(&self, out: &mut [f64], pool: &ThreadPool) {

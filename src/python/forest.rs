@@ -2,7 +2,7 @@
 //! or classification); the methods every forest has, and each model's own.
 
 use super::error::to_py_err;
-use super::pickle;
+use super::pickle::pickled;
 use super::run::{Handle, Length};
 use super::tree_arrays::tree_arrays;
 use crate::error::{Error, Result};
@@ -14,7 +14,7 @@ use crate::mondrian::guided::Guidance;
 use crate::mondrian::TreeParams;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 use rayon::ThreadPool;
 
 /// A fitted (or empty) Mondrian forest held by Rust.
@@ -74,6 +74,35 @@ fn prepare(model: &mut ForestModel, pool: &ThreadPool) -> Result<()> {
     match model {
         ForestModel::Regressor(m) => m.ensure_posterior(pool),
         ForestModel::Classifier(_) => Ok(()),
+    }
+}
+
+/// A fit's `y`: float64 targets (regression) or uint32 class indices (classification).
+struct Targets<'py> {
+    values: Option<PyReadonlyArray1<'py, f64>>,
+    labels: Option<PyReadonlyArray1<'py, u32>>,
+}
+
+impl<'py> Targets<'py> {
+    fn of(y: &Bound<'py, PyAny>) -> Self {
+        Self {
+            values: y.extract().ok(),
+            labels: y.extract().ok(),
+        }
+    }
+
+    fn values(&self) -> Option<numpy::ndarray::ArrayView1<'_, f64>> {
+        self.values.as_ref().map(|v| v.as_array())
+    }
+
+    fn labels(&self) -> Option<numpy::ndarray::ArrayView1<'_, u32>> {
+        self.labels.as_ref().map(|v| v.as_array())
+    }
+
+    fn mismatch() -> Error {
+        Error::InvalidInput(
+            "y must be float64 targets for a regressor, uint32 classes for a classifier".into(),
+        )
     }
 }
 
@@ -188,26 +217,15 @@ impl Forest {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<()> {
         let x = x.as_array();
-        let targets: Option<PyReadonlyArray1<'_, f64>> = y.extract().ok();
-        let labels: Option<PyReadonlyArray1<'_, u32>> = y.extract().ok();
-        let (targets, labels) = (
-            targets.as_ref().map(|t| t.as_array()),
-            labels.as_ref().map(|l| l.as_array()),
-        );
+        let y = Targets::of(&y);
+        let (values, labels) = (y.values(), y.labels());
         self.inner.write(py, n_jobs, Length::Long, |model, call| {
-            let (pool, stop) = (call.pool, call.interrupt);
+            let how = call.growing(n_trees, slice);
             let report = |done| call.notify(&progress, &[done]);
-            match (model, targets, labels) {
-                (ForestModel::Regressor(m), Some(y), _) => {
-                    m.fit(&x, &y, n_trees, slice, pool, stop, report)
-                }
-                (ForestModel::Classifier(m), _, Some(y)) => {
-                    m.fit(&x, &y, n_trees, slice, pool, stop, report)
-                }
-                _ => Err(Error::InvalidInput(
-                    "y must be float64 targets for a regressor, uint32 classes for a classifier"
-                        .into(),
-                )),
+            match (model, values, labels) {
+                (ForestModel::Regressor(m), Some(y), _) => m.fit(&x, &y, &how, report),
+                (ForestModel::Classifier(m), _, Some(y)) => m.fit(&x, &y, &how, report),
+                _ => Err(Targets::mismatch()),
             }
         })
     }
@@ -221,20 +239,13 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<()> {
         let x = x.as_array();
-        let targets: Option<PyReadonlyArray1<'_, f64>> = y.extract().ok();
-        let labels: Option<PyReadonlyArray1<'_, u32>> = y.extract().ok();
-        let (targets, labels) = (
-            targets.as_ref().map(|t| t.as_array()),
-            labels.as_ref().map(|l| l.as_array()),
-        );
+        let y = Targets::of(&y);
+        let (values, labels) = (y.values(), y.labels());
         self.inner.write(py, n_jobs, Length::Short, |model, call| {
-            match (model, targets, labels) {
+            match (model, values, labels) {
                 (ForestModel::Regressor(m), Some(y), _) => m.partial_fit(&x, &y, call.pool),
                 (ForestModel::Classifier(m), _, Some(y)) => m.partial_fit(&x, &y, call.pool),
-                _ => Err(Error::InvalidInput(
-                    "y must be float64 targets for a regressor, uint32 classes for a classifier"
-                        .into(),
-                )),
+                _ => Err(Targets::mismatch()),
             }
         })
     }
@@ -400,23 +411,6 @@ impl Forest {
         })?;
         tree_arrays(py, &tree)
     }
-
-    /// Versioned bytes of the whole fitted state.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        pickle::to_py_bytes(py, &self.inner)
-    }
-
-    /// Inverse of `to_bytes`; rejects corrupt or foreign bytes with `ValueError`.
-    #[staticmethod]
-    fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        let inner = pickle::from_py_bytes(bytes, ForestModel::is_consistent)?;
-        Ok(Self { inner })
-    }
-
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        pickle::reduce(py, "Forest", self.to_bytes(py)?)
-    }
 }
+
+pickled!(Forest, ForestModel::is_consistent);

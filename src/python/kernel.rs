@@ -3,7 +3,7 @@
 
 use super::arrays::{csr_parts, CsrParts};
 use super::error::to_py_err;
-use super::pickle;
+use super::pickle::pickled;
 use super::run::{Handle, Length};
 use crate::error::Error;
 use crate::kernel::mondrian_features::{grow_forest, MondrianFeatures};
@@ -11,7 +11,7 @@ use crate::kernel::path::{lifetime_path, Checkpoints, PathOptions, PathPoint, So
 use crate::kernel::ridge::KernelRidge as CoreRidge;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 
 /// M Mondrian trees and the feature columns of their leaves.
 #[pyclass(module = "mondrian_learn._core")]
@@ -37,16 +37,10 @@ impl KernelFeatures {
     ) -> PyResult<Self> {
         let x = x.as_array();
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
-            let forest = grow_forest(
-                &x,
-                n_trees,
-                lifetime,
-                seed,
-                slice,
-                call.pool,
-                call.interrupt,
-                |done| call.notify(&progress, &[done]),
-            )?;
+            let how = call.growing(n_trees, slice);
+            let forest = grow_forest(&x, lifetime, seed, &how, |done| {
+                call.notify(&progress, &[done])
+            })?;
             MondrianFeatures::new(forest)
         })?;
         Ok(Self { inner })
@@ -168,24 +162,9 @@ impl KernelFeatures {
             inner: Handle::new(model),
         })
     }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        pickle::to_py_bytes(py, &self.inner)
-    }
-
-    #[staticmethod]
-    fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        let inner = pickle::from_py_bytes(bytes, MondrianFeatures::is_consistent)?;
-        Ok(Self { inner })
-    }
-
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        pickle::reduce(py, "KernelFeatures", self.to_bytes(py)?)
-    }
 }
+
+pickled!(KernelFeatures, MondrianFeatures::is_consistent);
 
 /// The path's checkpoints as a dict of arrays (one entry per checkpoint).
 fn path_dict(
@@ -250,16 +229,10 @@ impl KernelRidge {
         let (x, y) = (x.as_array(), y.as_array());
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
             crate::forest::data::check_targets(x.nrows(), &y)?;
-            let forest = grow_forest(
-                &x,
-                n_trees,
-                lifetime,
-                seed,
-                slice,
-                call.pool,
-                call.interrupt,
-                |done| call.notify(&progress, &[done]),
-            )?;
+            let how = call.growing(n_trees, slice);
+            let forest = grow_forest(&x, lifetime, seed, &how, |done| {
+                call.notify(&progress, &[done])
+            })?;
             CoreRidge::from_forest(forest, lifetime, alpha, &y, call.pool)
         })?;
         Ok(Self { inner })
@@ -370,21 +343,6 @@ impl KernelRidge {
     fn retained_bytes(&self, py: Python<'_>) -> usize {
         self.inner.peek(py, CoreRidge::retained_bytes)
     }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        pickle::to_py_bytes(py, &self.inner)
-    }
-
-    #[staticmethod]
-    fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        let inner = pickle::from_py_bytes(bytes, CoreRidge::is_consistent)?;
-        Ok(Self { inner })
-    }
-
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        pickle::reduce(py, "KernelRidge", self.to_bytes(py)?)
-    }
 }
+
+pickled!(KernelRidge, CoreRidge::is_consistent);

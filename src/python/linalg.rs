@@ -8,9 +8,7 @@ use crate::error::Error;
 use crate::linalg::block_lanczos::{top_eigenpairs, BlockLanczosParams};
 use crate::linalg::lanczos::tridiagonalize;
 use crate::linalg::operator::{Interruptible, LinearOperator};
-use crate::partition::operators::{
-    solve_system, CentredKernel, ClusterPreconditioner, KernelSystem, Preconditioner,
-};
+use crate::partition::operators::{solve_system, CentredKernel, KernelSystem, Preconditioner};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 
@@ -29,11 +27,12 @@ pub fn precondition<'py>(
     let out = handle
         .inner
         .read(py, n_jobs, Length::Short, |model, call| {
-            let op = ClusterPreconditioner {
+            let op = KernelSystem {
                 kernel: &model.kernel,
                 scale: signal_variance,
                 noise: noise_variance,
-            };
+            }
+            .preconditioner();
             let mut out = vec![0.0; n * k];
             op.apply(flat(&v), k, &mut out, call.pool)?;
             Ok(out)
@@ -102,11 +101,7 @@ pub fn lanczos<'py>(
     let starts = c_order(&starts);
     let k = starts.ncols();
     let out = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
-        let op = KernelSystem {
-            kernel: &model.kernel,
-            scale: 1.0,
-            noise: 0.0,
-        };
+        let op = KernelSystem::kernel(&model.kernel);
         let op = Interruptible {
             op: &op,
             interrupt: call.interrupt,
@@ -152,11 +147,7 @@ pub fn top_eigen<'py>(
     let (n, res) = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
         let kernel = &model.kernel;
         let centred_op = CentredKernel { kernel, scale: 1.0 };
-        let plain = KernelSystem {
-            kernel,
-            scale: 1.0,
-            noise: 0.0,
-        };
+        let plain = KernelSystem::kernel(kernel);
         let op: &dyn LinearOperator = if centred { &centred_op } else { &plain };
         let op = Interruptible {
             op,

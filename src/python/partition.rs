@@ -3,17 +3,16 @@
 
 use super::arrays::{c_order, flat, to_array2};
 use super::error::to_py_err;
-use super::pickle;
+use super::pickle::pickled;
 use super::run::{Handle, Length};
 use crate::error::Result;
 use crate::partition::kernel::Assignment;
 use crate::partition::samplers::random_forest::DecisionTree;
-use crate::partition::samplers::{fast_cluster, mondrian, random_forest, PartitionRule};
+use crate::partition::samplers::{fast_cluster, mondrian, random_forest, PartitionRule, Sampling};
 use crate::partition::PartitionModel;
 use numpy::ndarray::Array1;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 
 /// Sampled partitions of the training points (labels) and the rule that assigns new points.
 #[pyclass(module = "mondrian_learn._core")]
@@ -34,18 +33,23 @@ fn assignment(
 }
 
 impl PartitionKernel {
-    /// Samples by `sample(rows, width, call)` and holds the result.
+    /// Samples `n_partitions` partitions of the rows of `x` by `sample` and holds them.
     fn sampled(
         py: Python<'_>,
         x: &PyReadonlyArray2<'_, f64>,
-        n_jobs: usize,
-        sample: impl for<'c> FnOnce(&[f64], usize, &super::run::Call<'c>) -> Result<PartitionModel>
-            + Send,
+        (n_partitions, seed, n_jobs): (usize, u64, usize),
+        sample: impl FnOnce(&Sampling<'_>) -> Result<PartitionModel> + Send,
     ) -> PyResult<Self> {
         let rows = c_order(x);
-        let d = rows.ncols();
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
-            sample(flat(&rows), d, call)
+            sample(&Sampling {
+                x: flat(&rows),
+                n_features: rows.ncols(),
+                n_partitions,
+                seed,
+                pool: call.pool,
+                interrupt: call.interrupt,
+            })
         })?;
         Ok(Self { inner })
     }
@@ -63,9 +67,8 @@ impl PartitionKernel {
         seed: u64,
         n_jobs: usize,
     ) -> PyResult<Self> {
-        Self::sampled(py, &x, n_jobs, |rows, d, call| {
-            let (pool, stop) = (call.pool, call.interrupt);
-            mondrian::sample(rows, d, n_partitions, lifetime, seed, pool, stop)
+        Self::sampled(py, &x, (n_partitions, seed, n_jobs), |on| {
+            mondrian::sample(on, lifetime)
         })
     }
 
@@ -96,8 +99,8 @@ impl PartitionKernel {
             })
             .collect::<Result<_>>()
             .map_err(to_py_err)?;
-        Self::sampled(py, &x, n_jobs, |rows, d, call| {
-            random_forest::sample(rows, d, trees, seed, call.pool)
+        Self::sampled(py, &x, (trees.len(), seed, n_jobs), |on| {
+            random_forest::sample(on, trees)
         })
     }
 
@@ -111,9 +114,8 @@ impl PartitionKernel {
         seed: u64,
         n_jobs: usize,
     ) -> PyResult<Self> {
-        Self::sampled(py, &x, n_jobs, |rows, d, call| {
-            let (pool, stop) = (call.pool, call.interrupt);
-            fast_cluster::sample(rows, d, n_partitions, max_level, seed, pool, stop)
+        Self::sampled(py, &x, (n_partitions, seed, n_jobs), |on| {
+            fast_cluster::sample(on, max_level)
         })
     }
 
@@ -274,23 +276,6 @@ impl PartitionKernel {
         });
         Array1::from(depths).into_pyarray(py)
     }
-
-    /// Versioned bytes of the whole state.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        pickle::to_py_bytes(py, &self.inner)
-    }
-
-    /// Inverse of `to_bytes`; corrupt or foreign bytes raise `ValueError`.
-    #[staticmethod]
-    fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
-        let inner = pickle::from_py_bytes(bytes, PartitionModel::is_consistent)?;
-        Ok(Self { inner })
-    }
-
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        pickle::reduce(py, "PartitionKernel", self.to_bytes(py)?)
-    }
 }
+
+pickled!(PartitionKernel, PartitionModel::is_consistent);

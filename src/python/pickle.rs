@@ -1,6 +1,6 @@
 //! Pickling for every fitted Rust handle: the versioned byte format of [`crate::serialize`],
 //! a structural check of what is read back, and `__reduce__` pointing at the class's
-//! `from_bytes`.
+//! `from_bytes` — written once, given to each class by [`pickled!`].
 
 use super::error::to_py_err;
 use super::run::Handle;
@@ -48,3 +48,39 @@ pub fn reduce<'py>(
         .getattr("from_bytes")?;
     Ok((restore, (bytes,)))
 }
+
+/// `to_bytes`, `from_bytes` and `__reduce__` for a `#[pyclass]` whose model sits in a field
+/// `inner: Handle<T>`; `$check` validates a deserialised `T`.
+macro_rules! pickled {
+    ($class:ident, $check:path) => {
+        #[pyo3::pymethods]
+        impl $class {
+            /// Versioned bytes of the whole fitted state.
+            fn to_bytes<'py>(
+                &self,
+                py: pyo3::Python<'py>,
+            ) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::types::PyBytes>> {
+                $crate::python::pickle::to_py_bytes(py, &self.inner)
+            }
+
+            /// Inverse of `to_bytes`; corrupt or foreign bytes raise `ValueError`.
+            #[staticmethod]
+            fn from_bytes(bytes: &[u8]) -> pyo3::PyResult<Self> {
+                let inner = $crate::python::pickle::from_py_bytes(bytes, $check)?;
+                Ok(Self { inner })
+            }
+
+            #[allow(clippy::type_complexity)]
+            fn __reduce__<'py>(
+                &self,
+                py: pyo3::Python<'py>,
+            ) -> pyo3::PyResult<(
+                pyo3::Bound<'py, pyo3::PyAny>,
+                (pyo3::Bound<'py, pyo3::types::PyBytes>,),
+            )> {
+                $crate::python::pickle::reduce(py, stringify!($class), self.to_bytes(py)?)
+            }
+        }
+    };
+}
+pub(crate) use pickled;

@@ -8,6 +8,7 @@
 
 use super::error::to_py_err;
 use crate::error::{Error, Result};
+use crate::forest::Growing;
 use crate::parallel::{pool, Interrupt};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -27,6 +28,16 @@ pub struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// A batch fit's growing settings on this call's pool.
+    pub fn growing(&self, n_trees: usize, slice: usize) -> Growing<'_> {
+        Growing {
+            n_trees,
+            slice,
+            pool: self.pool,
+            interrupt: self.interrupt,
+        }
+    }
+
     /// Calls the Python callable `callback(*args)` with the GIL. If it raises, the work
     /// stops and the exception reaches the caller as it was raised (`KeyboardInterrupt`
     /// included), not as a string.

@@ -9,15 +9,14 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from mondrian_learn._base import EstimatorBase, OnlineMixin, restore_on_failure, store_params
+from mondrian_learn._base import EstimatorBase, OnlineMixin, restore_on_failure
 from mondrian_learn._progress import grow_trees
 from mondrian_learn._validation import (
     COUNT,
-    N_JOBS,
-    RANDOM_STATE,
-    VERBOSE,
+    RUNTIME,
     Boolean,
     Integer,
+    Param,
     Real,
     as_core_array,
     draw_seed,
@@ -38,27 +37,13 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
     ``_training_data(X, y, reset)`` checks its targets.
     """
 
-    _parameter_constraints = {
-        "n_estimators": COUNT,
-        "lifetime": [Real(low=0, allow_inf=True)],
-        "min_samples_split": [Integer(low=2)],
-        "random_state": RANDOM_STATE,
-        "n_jobs": N_JOBS,
-        "verbose": VERBOSE,
-        "scale_features": [Boolean()],
+    _parameters = {
+        "n_estimators": Param(10, *COUNT),
+        "lifetime": Param(np.inf, Real(low=0, allow_inf=True)),
+        "min_samples_split": Param(10, Integer(low=2)),
+        **RUNTIME,
+        "scale_features": Param(True, Boolean()),
     }
-
-    def __init__(
-        self,
-        n_estimators: int = 10,
-        lifetime: float = np.inf,
-        min_samples_split: int = 10,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-        scale_features: bool = True,
-    ) -> None:
-        store_params(self, locals())
 
     def _new_model(
         self, n_features: int, lifetime: float, min_samples_split: int, seed: int

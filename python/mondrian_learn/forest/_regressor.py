@@ -10,10 +10,11 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, store_params
+from mondrian_learn._base import document
 from mondrian_learn._validation import (
     POSITIVE,
     Options,
+    Param,
     Real,
     as_core_array,
     check_parameter,
@@ -104,31 +105,14 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     (3,)
     """
 
-    _parameter_constraints = {
-        **MondrianForestBase._parameter_constraints,
-        "prior_mean": [None, Real()],
-        "gamma1": [None, *POSITIVE],
-        "gamma2": [None, *POSITIVE],
-        "noise_variance": [None, Options({"heuristic", "within_leaf"}), *POSITIVE],
-        "posterior": [Options({"exact", "fast"})],
+    _parameters = {
+        **MondrianForestBase._parameters,
+        "prior_mean": Param(None, None, Real()),
+        "gamma1": Param(None, None, *POSITIVE),
+        "gamma2": Param(None, None, *POSITIVE),
+        "noise_variance": Param(None, None, Options({"heuristic", "within_leaf"}), *POSITIVE),
+        "posterior": Param("exact", Options({"exact", "fast"})),
     }
-
-    def __init__(
-        self,
-        n_estimators: int = 10,
-        lifetime: float = np.inf,
-        min_samples_split: int = 10,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-        scale_features: bool = True,
-        prior_mean: float | None = None,
-        gamma1: float | None = None,
-        gamma2: float | None = None,
-        noise_variance: float | str | None = None,
-        posterior: str = "exact",
-    ) -> None:
-        store_params(self, locals())
 
     def _training_data(self, X: Any, y: Any, reset: bool) -> tuple[np.ndarray, np.ndarray]:
         return validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=reset)

@@ -9,7 +9,7 @@ import numpy as np
 
 from mondrian_learn._base import EstimatorBase, document
 from mondrian_learn._progress import grow_trees
-from mondrian_learn._validation import COUNT, N_JOBS, RANDOM_STATE, VERBOSE, draw_seed
+from mondrian_learn._validation import draw_seed
 
 T = TypeVar("T")
 
@@ -27,17 +27,22 @@ EXTENSION_NOTE = """
 """
 
 
+#: The start of the parameters of the Mondrian kernel estimators that sample M trees with
+#: lifetime λ.
+TREE_PARAMETERS = """
+    Parameters
+    ----------
+    n_estimators : int, default=50
+        Number of trees M (each feature row has exactly M stored entries).
+    lifetime : float, default=1.0
+        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of X as given (this
+        estimator does not scale features)."""
+
+
 class MondrianKernelBase(EstimatorBase):
     """Base of the Mondrian kernel estimators (Balog et al., UAI 2016): ``n_estimators``
     trees, tree ``m`` drawn from a stream seeded by ``(seed, m)``, so results do not depend
     on ``n_jobs``. These estimators do not scale X: lifetimes are in the units of X."""
-
-    _parameter_constraints = {
-        "n_estimators": COUNT,
-        "random_state": RANDOM_STATE,
-        "n_jobs": N_JOBS,
-        "verbose": VERBOSE,
-    }
 
     def _sample_trees(self, make: Callable[[int, int, int, Any], T]) -> T:
         """``make(seed, n_jobs, slice_size, progress)``: the core object that samples the

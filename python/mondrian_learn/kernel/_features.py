@@ -11,9 +11,9 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure, store_params
-from mondrian_learn._validation import FINITE_LIFETIME, as_core_array
-from mondrian_learn.kernel._base import EXTENSION_NOTE, MondrianKernelBase
+from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._validation import COUNT, FINITE_LIFETIME, RUNTIME, Param, as_core_array
+from mondrian_learn.kernel._base import EXTENSION_NOTE, TREE_PARAMETERS, MondrianKernelBase
 
 
 def to_csr(parts: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> scipy.sparse.csr_matrix:
@@ -34,14 +34,8 @@ class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
 
     __doc__ += (
         EXTENSION_NOTE
+        + TREE_PARAMETERS
         + """
-    Parameters
-    ----------
-    n_estimators : int, default=50
-        Number of trees M (each row has exactly M stored entries).
-    lifetime : float, default=1.0
-        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of X as given (this
-        estimator does not scale features).
     random_state : int, RandomState or None, default=None
         Tree m draws from a stream seeded by (seed, m): results do not depend on ``n_jobs``.
     n_jobs : int or None, default=None
@@ -71,20 +65,11 @@ class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
     """
     )
 
-    _parameter_constraints = {
-        **MondrianKernelBase._parameter_constraints,
-        "lifetime": FINITE_LIFETIME,
+    _parameters = {
+        "n_estimators": Param(50, *COUNT),
+        "lifetime": Param(1.0, *FINITE_LIFETIME),
+        **RUNTIME,
     }
-
-    def __init__(
-        self,
-        n_estimators: int = 50,
-        lifetime: float = 1.0,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        store_params(self, locals())
 
     @restore_on_failure
     @document("X", "y ignored")

@@ -11,14 +11,16 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import restore_on_failure, store_params
+from mondrian_learn._base import restore_on_failure
 from mondrian_learn._progress import PathProgress
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     POSITIVE,
+    RUNTIME,
     Integer,
     Options,
+    Param,
     Real,
     RealArray,
     as_core_array,
@@ -129,36 +131,19 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     (True, 31)
     """
 
-    _parameter_constraints = {
-        **MondrianKernelBase._parameter_constraints,
-        "max_lifetime": [None, *FINITE_LIFETIME],
-        "alpha": POSITIVE,
-        "lifetimes": [None, Integer(low=1), RealArray(low=0)],
-        "selection": [Options({"validation", "evidence"})],
-        "validation_fraction": [Real(low=0, high=1, closed="neither")],
-        "solver": [Options({"auto", "cholesky", "inverse", "gradient"})],
-        "max_dense_features": COUNT,
-        "gradient_tol": POSITIVE,
-        "gradient_max_iter": COUNT,
+    _parameters = {
+        "n_estimators": Param(50, *COUNT),
+        "max_lifetime": Param(None, None, *FINITE_LIFETIME),
+        "alpha": Param(1e-4, *POSITIVE),
+        "lifetimes": Param(100, None, Integer(low=1), RealArray(low=0)),
+        "selection": Param("validation", Options({"validation", "evidence"})),
+        "validation_fraction": Param(0.2, Real(low=0, high=1, closed="neither")),
+        "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
+        "max_dense_features": Param(4096, *COUNT),
+        "gradient_tol": Param(1e-6, *POSITIVE),
+        "gradient_max_iter": Param(300, *COUNT),
+        **RUNTIME,
     }
-
-    def __init__(
-        self,
-        n_estimators: int = 50,
-        max_lifetime: float | None = None,
-        alpha: float = 1e-4,
-        lifetimes: int | Any = 100,
-        selection: str = "validation",
-        validation_fraction: float = 0.2,
-        solver: str = "auto",
-        max_dense_features: int = 4096,
-        gradient_tol: float = 1e-6,
-        gradient_max_iter: int = 300,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        store_params(self, locals())
 
     def _checkpoints(self, max_lifetime: float) -> tuple[int | None, list[float] | None]:
         if self.lifetimes is None:

@@ -10,9 +10,21 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import OnlineMixin, document, restore_on_failure, store_params
-from mondrian_learn._validation import FINITE_LIFETIME, POSITIVE, as_core_array
-from mondrian_learn.kernel._base import EXTENSION_NOTE, MondrianKernelBase, RidgePredictMixin
+from mondrian_learn._base import OnlineMixin, document, restore_on_failure
+from mondrian_learn._validation import (
+    COUNT,
+    FINITE_LIFETIME,
+    POSITIVE,
+    RUNTIME,
+    Param,
+    as_core_array,
+)
+from mondrian_learn.kernel._base import (
+    EXTENSION_NOTE,
+    TREE_PARAMETERS,
+    MondrianKernelBase,
+    RidgePredictMixin,
+)
 
 
 class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, MondrianKernelBase):
@@ -33,14 +45,8 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
 
     __doc__ += (
         EXTENSION_NOTE
+        + TREE_PARAMETERS
         + """
-    Parameters
-    ----------
-    n_estimators : int, default=50
-        Number of trees M.
-    lifetime : float, default=1.0
-        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of X as given (this
-        estimator does not scale features).
     alpha : float, default=1e-4
         Ridge penalty δ² > 0 (the paper's experiments use 1e-4).
     random_state : int, RandomState or None, default=None
@@ -71,22 +77,12 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     """
     )
 
-    _parameter_constraints = {
-        **MondrianKernelBase._parameter_constraints,
-        "lifetime": FINITE_LIFETIME,
-        "alpha": POSITIVE,
+    _parameters = {
+        "n_estimators": Param(50, *COUNT),
+        "lifetime": Param(1.0, *FINITE_LIFETIME),
+        "alpha": Param(1e-4, *POSITIVE),
+        **RUNTIME,
     }
-
-    def __init__(
-        self,
-        n_estimators: int = 50,
-        lifetime: float = 1.0,
-        alpha: float = 1e-4,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        store_params(self, locals())
 
     @restore_on_failure
     @document("X", "y")

@@ -16,8 +16,8 @@ from sklearn.base import RegressorMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_params
-from mondrian_learn._validation import COUNT, FINITE_LIFETIME, POSITIVE, RANDOM_STATE
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure
+from mondrian_learn._validation import COUNT, FINITE_LIFETIME, POSITIVE, RUNTIME, Param
 
 
 class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
@@ -50,19 +50,11 @@ class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
     (3, 20)
     """
 
-    _parameter_constraints = {
-        "n_components": COUNT,
-        "lifetime": FINITE_LIFETIME,
-        "random_state": RANDOM_STATE,
+    _parameters = {
+        "n_components": Param(50, *COUNT),
+        "lifetime": Param(1.0, *FINITE_LIFETIME),
+        "random_state": RUNTIME["random_state"],
     }
-
-    def __init__(
-        self,
-        n_components: int = 50,
-        lifetime: float = 1.0,
-        random_state: int | np.random.RandomState | None = None,
-    ) -> None:
-        store_params(self, locals())
 
     @restore_on_failure
     @document("X", "y ignored")
@@ -126,19 +118,11 @@ class RandomBinningFeatures(TransformerMixin, EstimatorBase):
     5
     """
 
-    _parameter_constraints = {
-        "n_estimators": COUNT,
-        "lifetime": FINITE_LIFETIME,
-        "random_state": RANDOM_STATE,
+    _parameters = {
+        "n_estimators": Param(50, *COUNT),
+        "lifetime": Param(1.0, *FINITE_LIFETIME),
+        "random_state": RUNTIME["random_state"],
     }
-
-    def __init__(
-        self,
-        n_estimators: int = 50,
-        lifetime: float = 1.0,
-        random_state: int | np.random.RandomState | None = None,
-    ) -> None:
-        store_params(self, locals())
 
     def _bins(self, X: np.ndarray, m: int) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -211,13 +195,10 @@ class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
     True
     """
 
-    _parameter_constraints = {
-        "lifetime": FINITE_LIFETIME,
-        "alpha": POSITIVE,
+    _parameters = {
+        "lifetime": Param(1.0, *FINITE_LIFETIME),
+        "alpha": Param(1e-4, *POSITIVE),
     }
-
-    def __init__(self, lifetime: float = 1.0, alpha: float = 1e-4) -> None:
-        store_params(self, locals())
 
     @restore_on_failure
     @document("X", "y")

@@ -10,7 +10,9 @@ from sklearn.utils import check_random_state
 
 from mondrian_learn._base import EstimatorBase
 from mondrian_learn._progress import StageTimer
+from mondrian_learn._validation import RUNTIME
 from mondrian_learn.partition._kernel import RandomPartitionKernel
+from mondrian_learn.partition._samplers import SAMPLING
 
 
 class PartitionKernelEstimator(EstimatorBase):
@@ -22,7 +24,7 @@ class PartitionKernelEstimator(EstimatorBase):
     the estimator draws itself. ``verbose`` reports each stage of the fit with its time.
     """
 
-    _parameter_constraints = dict(RandomPartitionKernel._parameter_constraints)
+    _parameters = {**SAMPLING, **RUNTIME}
 
     def _sample_kernel(self, X: np.ndarray, y: Any) -> tuple[np.random.RandomState, StageTimer]:
         """Sample ``kernel_`` on ``X`` (and ``y``, for supervised samplers).

@@ -10,11 +10,12 @@ from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import document, restore_on_failure, store_params
-from mondrian_learn._validation import COUNT, POSITIVE, Integer, draw_seed
+from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, Integer, Param, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._kernel import PRECONDITIONER
 from mondrian_learn.partition._marginal_likelihood import MarginalLikelihood
+from mondrian_learn.partition._samplers import SAMPLING
 
 
 class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
@@ -84,33 +85,17 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
     True
     """
 
-    _parameter_constraints = {
-        **PartitionKernelEstimator._parameter_constraints,
-        "noise_variance": [None, *POSITIVE],
-        "signal_variance": [None, *POSITIVE],
-        "preconditioner": PRECONDITIONER,
-        "tol": POSITIVE,
-        "max_iter": COUNT,
-        "n_probes": [Integer(low=2)],
-        "lanczos_steps": COUNT,
+    _parameters = {
+        **SAMPLING,
+        "noise_variance": Param(None, None, *POSITIVE),
+        "signal_variance": Param(None, None, *POSITIVE),
+        "preconditioner": Param("partition", *PRECONDITIONER),
+        "tol": Param(1e-3, *POSITIVE),
+        "max_iter": Param(1000, *COUNT),
+        "n_probes": Param(16, Integer(low=2)),
+        "lanczos_steps": Param(60, *COUNT),
+        **RUNTIME,
     }
-
-    def __init__(
-        self,
-        sampler: Any = "mondrian",
-        n_partitions: int = 100,
-        noise_variance: float | None = None,
-        signal_variance: float | None = None,
-        preconditioner: str = "partition",
-        tol: float = 1e-3,
-        max_iter: int = 1000,
-        n_probes: int = 16,
-        lanczos_steps: int = 60,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        store_params(self, locals())
 
     @restore_on_failure
     @document("X", "y")

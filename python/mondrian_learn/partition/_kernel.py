@@ -9,14 +9,12 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_params
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure
 from mondrian_learn._progress import StageTimer
 from mondrian_learn._validation import (
     COUNT,
-    N_JOBS,
     POSITIVE,
-    RANDOM_STATE,
-    VERBOSE,
+    RUNTIME,
     Options,
     as_core_array,
     check_parameter,
@@ -24,7 +22,7 @@ from mondrian_learn._validation import (
 )
 from mondrian_learn.partition._samplers import (
     FRESH,
-    SAMPLER,
+    SAMPLING,
     CallablePartitions,
     assign_by_rules,
     resolve_sampler,
@@ -91,23 +89,7 @@ default="mondrian"
     True
     """
 
-    _parameter_constraints = {
-        "sampler": SAMPLER,
-        "n_partitions": COUNT,
-        "random_state": RANDOM_STATE,
-        "n_jobs": N_JOBS,
-        "verbose": VERBOSE,
-    }
-
-    def __init__(
-        self,
-        sampler: Any = "mondrian",
-        n_partitions: int = 100,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        store_params(self, locals())
+    _parameters = {**SAMPLING, **RUNTIME}
 
     @restore_on_failure
     @document("X", "y or None")

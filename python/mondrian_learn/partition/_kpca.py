@@ -11,9 +11,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure, store_params
-from mondrian_learn._validation import COUNT, POSITIVE, Integer, draw_seed
+from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, Integer, Param, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
+from mondrian_learn.partition._samplers import SAMPLING
 
 
 class PartitionKernelPCA(
@@ -75,29 +76,15 @@ class PartitionKernelPCA(
     True
     """
 
-    _parameter_constraints = {
-        **PartitionKernelEstimator._parameter_constraints,
-        "n_components": COUNT,
-        "block_size": [None, *COUNT],
-        "krylov_depth": COUNT,
-        "tol": POSITIVE,
-        "max_restarts": [Integer(low=0)],
+    _parameters = {
+        "n_components": Param(5, *COUNT),
+        **SAMPLING,
+        "block_size": Param(None, None, *COUNT),
+        "krylov_depth": Param(6, *COUNT),
+        "tol": Param(1e-6, *POSITIVE),
+        "max_restarts": Param(50, Integer(low=0)),
+        **RUNTIME,
     }
-
-    def __init__(
-        self,
-        n_components: int = 5,
-        sampler: Any = "mondrian",
-        n_partitions: int = 100,
-        block_size: int | None = None,
-        krylov_depth: int = 6,
-        tol: float = 1e-6,
-        max_restarts: int = 50,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        store_params(self, locals())
 
     @restore_on_failure
     @document("X", "y or None")

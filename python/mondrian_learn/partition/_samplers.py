@@ -3,7 +3,7 @@ partitions of the training points and knows how to place new points in them."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone, is_classifier
@@ -16,13 +16,15 @@ from sklearn.ensemble import (
 from sklearn.utils.multiclass import type_of_target
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, store_params
+from mondrian_learn._base import EstimatorBase
 from mondrian_learn._validation import (
+    COUNT,
     FINITE_LIFETIME,
     InstanceOf,
     Integer,
     IsCallable,
     Options,
+    Param,
 )
 
 #: Label of a new point that shares its cluster with no training point.
@@ -54,10 +56,7 @@ class MondrianPartitions(EstimatorBase):
         (scale them first: the kernel uses the L1 distance).
     """
 
-    _parameter_constraints = {"lifetime": FINITE_LIFETIME}
-
-    def __init__(self, lifetime: float = 1.0) -> None:
-        store_params(self, locals())
+    _parameters = {"lifetime": Param(1.0, *FINITE_LIFETIME)}
 
     def _sample(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -82,15 +81,13 @@ class RandomForestPartitions(EstimatorBase):
         otherwise (scikit-learn's defaults: fully grown trees).
     """
 
-    _parameter_constraints = {
-        "forest": [
+    _parameters = {
+        "forest": Param(
+            None,
             None,
             InstanceOf(_FORESTS, "a scikit-learn RandomForest or ExtraTrees estimator"),
-        ]
+        )
     }
-
-    def __init__(self, forest: Any = None) -> None:
-        store_params(self, locals())
 
     def _fit_forest(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -134,10 +131,7 @@ class FastClusterPartitions(EstimatorBase):
         h, in [0, 40]; None uses ``floor(log2 N)`` (up to one centre per point).
     """
 
-    _parameter_constraints = {"max_level": [None, Integer(low=0, high=40)]}
-
-    def __init__(self, max_level: int | None = None) -> None:
-        store_params(self, locals())
+    _parameters = {"max_level": Param(None, None, Integer(low=0, high=40))}
 
     def _sample(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -171,10 +165,7 @@ class CallablePartitions(EstimatorBase):
     >>> sampler = CallablePartitions(kmeans)
     """
 
-    _parameter_constraints = {"function": [IsCallable()]}
-
-    def __init__(self, function: Callable[..., Callable[[np.ndarray], Any]] | None = None) -> None:
-        store_params(self, locals())
+    _parameters = {"function": Param(None, IsCallable())}
 
     def _rules(self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int) -> tuple:
         rules, uniques, labels = [], [], np.empty((n_partitions, X.shape[0]), dtype=np.uint32)
@@ -225,6 +216,12 @@ SAMPLER: list[Any] = [
     InstanceOf(_SAMPLERS, "a sampler object"),
     IsCallable(),
 ]
+
+#: The parameters of every estimator that samples a random partition kernel.
+SAMPLING = {
+    "sampler": Param("mondrian", *SAMPLER),
+    "n_partitions": Param(100, *COUNT),
+}
 
 
 def resolve_sampler(sampler: Any) -> Any:

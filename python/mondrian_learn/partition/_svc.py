@@ -11,9 +11,10 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import document, restore_on_failure, store_params
-from mondrian_learn._validation import COUNT, POSITIVE, Options, draw_seed
+from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, Options, Param, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
+from mondrian_learn.partition._samplers import SAMPLING
 
 
 class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
@@ -58,27 +59,14 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
     True
     """
 
-    _parameter_constraints = {
-        **PartitionKernelEstimator._parameter_constraints,
-        "C": POSITIVE,
-        "loss": [Options({"hinge", "squared_hinge"})],
-        "max_iter": COUNT,
-        "tol": POSITIVE,
+    _parameters = {
+        **SAMPLING,
+        "C": Param(1.0, *POSITIVE),
+        "loss": Param("squared_hinge", Options({"hinge", "squared_hinge"})),
+        "max_iter": Param(1000, *COUNT),
+        "tol": Param(1e-4, *POSITIVE),
+        **RUNTIME,
     }
-
-    def __init__(
-        self,
-        sampler: Any = "mondrian",
-        n_partitions: int = 100,
-        C: float = 1.0,
-        loss: str = "squared_hinge",
-        max_iter: int = 1000,
-        tol: float = 1e-4,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        store_params(self, locals())
 
     @restore_on_failure
     @document("X", "y")

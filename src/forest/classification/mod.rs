@@ -11,11 +11,10 @@ pub mod entropy;
 pub mod predictive;
 pub mod smoothing;
 
-use super::MondrianForest;
+use super::{Growing, MondrianForest};
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PausePureBlocks;
-use crate::parallel::Interrupt;
 use counts::{tree_counts, update_counts};
 use entropy::ClassEntropy;
 use ndarray::{ArrayView1, ArrayView2};
@@ -89,16 +88,13 @@ impl ForestClassifier {
         Ok(())
     }
 
-    /// Batch fit of `n_trees` trees, `slice` at a time, calling `progress(done)` in between.
-    #[allow(clippy::too_many_arguments)]
+    /// Batch fit: stores the points and grows the trees as `how` says, calling
+    /// `progress(done)` between slices.
     pub fn fit(
         &mut self,
         x: &ArrayView2<f64>,
         labels: &ArrayView1<u32>,
-        n_trees: usize,
-        slice: usize,
-        pool: &ThreadPool,
-        interrupt: &Interrupt,
+        how: &Growing<'_>,
         progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
         self.check_labels(x.nrows(), labels)?;
@@ -108,10 +104,9 @@ impl ForestClassifier {
         self.forest.add_points(x)?;
         self.labels.extend(labels.iter());
         let rule = policy(&self.labels, self.n_classes, self.guidance);
-        self.forest
-            .grow_to(n_trees, slice, &rule, pool, interrupt, progress)?;
+        self.forest.grow_to(&rule, how, progress)?;
         let (labels, k) = (&self.labels, self.n_classes);
-        self.counts = pool.install(|| {
+        self.counts = how.pool.install(|| {
             (self.forest.trees.par_iter())
                 .map(|tree| tree_counts(tree, labels, k))
                 .collect()
@@ -128,12 +123,7 @@ impl ForestClassifier {
         pool: &ThreadPool,
     ) -> Result<()> {
         self.check_labels(x.nrows(), labels)?;
-        if self.forest.trees.is_empty() {
-            return Err(Error::InvalidInput(
-                "partial_fit needs a fitted model".into(),
-            ));
-        }
-        let rows = self.forest.add_points(x)?;
+        let rows = self.forest.add_online_points(x)?;
         self.labels.extend(labels.iter());
         let rule = policy(&self.labels, self.n_classes, self.guidance);
         let changed = self.forest.extend(rows, &rule, pool);
@@ -183,7 +173,8 @@ mod tests {
     use super::*;
     use crate::mondrian::TreeParams;
     use crate::parallel::pool;
-    use crate::testing::uniform_array;
+    use crate::parallel::Interrupt;
+    use crate::testing::{growing, uniform_array};
     use ndarray::{s, Array1};
 
     /// Two classes split by x₀ + x₁ > 1, with 5 % of labels flipped.
@@ -203,16 +194,10 @@ mod tests {
     fn fitted(x: &ndarray::Array2<f64>, y: &Array1<u32>, guidance: Guidance) -> ForestClassifier {
         let mut model = classifier(guidance);
         let p = pool(2).expect("pool");
+        let go = Interrupt::default();
+        let how = growing(4, &p, &go);
         model
-            .fit(
-                &x.view(),
-                &y.view(),
-                4,
-                4,
-                &p,
-                &Interrupt::default(),
-                |_| Ok(()),
-            )
+            .fit(&x.view(), &y.view(), &how, |_| Ok(()))
             .expect("fit");
         model
     }

@@ -181,16 +181,7 @@ pub fn tree_posterior(
         }
         return out;
     }
-    let mut order = Vec::with_capacity(n);
-    let mut stack = vec![tree.root];
-    while let Some(j) = stack.pop() {
-        order.push(j);
-        let cut = &tree.nodes[j as usize];
-        if cut.dim != NONE {
-            stack.push(cut.right);
-            stack.push(cut.left);
-        }
-    }
+    let order = tree.preorder();
     // Upward: likelihood from below, children first; then downward, parents first.
     for &j in order.iter().rev() {
         out.update_from_below(tree, leaf_sum, noise, &phi, j);

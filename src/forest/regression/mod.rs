@@ -15,10 +15,9 @@ pub mod predictive;
 pub mod prior;
 
 use super::data::check_targets;
-use super::MondrianForest;
+use super::{Growing, MondrianForest};
 use crate::error::{Error, Result};
 use crate::mondrian::policy::PureMondrian;
-use crate::parallel::Interrupt;
 use belief::{tree_posterior, Gaussian, TreePosterior};
 use leaf_stats::LeafStats;
 use ndarray::{ArrayView1, ArrayView2};
@@ -65,18 +64,13 @@ impl ForestRegressor {
         }
     }
 
-    /// Batch fit: stores the points and samples `n_trees` trees in slices of `slice` trees,
-    /// calling `progress(done)` after each slice (an error from it, or `interrupt`, stops the
-    /// fit).
-    #[allow(clippy::too_many_arguments)]
+    /// Batch fit: stores the points and grows the trees as `how` says, calling
+    /// `progress(done)` between slices (an error from it, or the interrupt, stops the fit).
     pub fn fit(
         &mut self,
         x: &ArrayView2<f64>,
         y: &ArrayView1<f64>,
-        n_trees: usize,
-        slice: usize,
-        pool: &ThreadPool,
-        interrupt: &Interrupt,
+        how: &Growing<'_>,
         progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
         check_targets(x.nrows(), y)?;
@@ -87,8 +81,8 @@ impl ForestRegressor {
         self.forest.add_points(x)?;
         self.target_stats = stats;
         self.y.extend(y.iter());
-        self.forest
-            .grow_to(n_trees, slice, &POLICY, pool, interrupt, progress)?;
+        self.forest.grow_to(&POLICY, how, progress)?;
+        let pool = how.pool;
         let all_leaves: Vec<Vec<u32>> = (self.forest.trees.iter())
             .map(|t| (0..t.n_nodes() as u32).filter(|&j| t.is_leaf(j)).collect())
             .collect();

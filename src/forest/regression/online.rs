@@ -51,13 +51,8 @@ impl ForestRegressor {
         pool: &ThreadPool,
     ) -> Result<()> {
         check_targets(x.nrows(), y)?;
-        if self.forest.trees.is_empty() {
-            return Err(Error::InvalidInput(
-                "partial_fit needs a fitted model".into(),
-            ));
-        }
         let stats = self.target_stats.with(y.iter().copied())?;
-        let rows = self.forest.add_points(x)?;
+        let rows = self.forest.add_online_points(x)?;
         self.target_stats = stats;
         self.y.extend(y.iter());
         let changed = self.forest.extend(rows, &POLICY, pool);
@@ -114,7 +109,7 @@ mod tests {
     use crate::forest::MondrianForest;
     use crate::mondrian::TreeParams;
     use crate::parallel::{pool, Interrupt};
-    use crate::testing::regression_data;
+    use crate::testing::{growing, regression_data};
     use ndarray::s;
 
     fn close(a: Gaussian, b: Gaussian) -> bool {
@@ -144,7 +139,7 @@ mod tests {
         let mut model = regressor(PosteriorMode::Fast);
         let (x0, y0) = (x.slice(s![..1000, ..]), y.slice(s![..1000]));
         model
-            .fit(&x0, &y0, 4, 4, &p, &Interrupt::default(), |_| Ok(()))
+            .fit(&x0, &y0, &growing(4, &p, &Interrupt::default()), |_| Ok(()))
             .expect("fit");
         let prior = model.prior().expect("fresh");
         let mut off_path_gap: f64 = 0.0;
@@ -204,7 +199,7 @@ mod tests {
         for model in [&mut fast, &mut exact] {
             let (x0, y0) = (x.slice(s![..400, ..]), y.slice(s![..400]));
             model
-                .fit(&x0, &y0, 3, 3, &p, &Interrupt::default(), |_| Ok(()))
+                .fit(&x0, &y0, &growing(3, &p, &Interrupt::default()), |_| Ok(()))
                 .expect("fit");
             for start in (400..900).step_by(100) {
                 let (xs, ys) = (

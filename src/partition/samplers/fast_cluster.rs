@@ -5,15 +5,12 @@
 //! (the first centre on ties; with no dimension kept, one cluster). New points use the same
 //! centres and dimensions. Cost: `N · 2^s · |kept|` per partition.
 
-use super::{check_sample, AssignRule, PartitionRule};
+use super::{AssignRule, PartitionRule, Sampling};
 use crate::error::Result;
 use crate::mondrian::route::RouteScratch;
-use crate::parallel::Interrupt;
 use crate::partition::kernel::{renumber, PartitionKernel, FRESH};
 use crate::partition::PartitionModel;
 use crate::rng::{tree_rng, uniform, TreeRng};
-use rayon::prelude::*;
-use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
@@ -65,60 +62,39 @@ fn nearest(row: &[f64], kept: &[u32], centres: &[f64]) -> usize {
 
 /// Samples `n_partitions` Fast Cluster partitions with levels `s ≤ max_level`; `interrupt`
 /// stops it between partitions.
-pub fn sample(
-    x: &[f64],
-    n_features: usize,
-    n_partitions: usize,
-    max_level: u32,
-    seed: u64,
-    pool: &ThreadPool,
-    interrupt: &Interrupt,
-) -> Result<PartitionModel> {
-    let n = check_sample(x, n_features, n_partitions)?;
-    let mut labels = vec![0u32; n * n_partitions];
-    type Drawn = (Vec<u32>, Vec<f64>, Vec<u32>);
-    let fitted: Vec<Option<Drawn>> = pool.install(|| {
-        labels
-            .par_chunks_mut(n)
-            .enumerate()
-            .map(|(rho, out)| {
-                if interrupt.is_requested() {
-                    return None;
-                }
-                let mut rng = tree_rng(seed, rho as u64);
-                let kept: Vec<u32> = (0..n_features as u32)
-                    .filter(|_| uniform(&mut rng) < 0.5)
-                    .collect();
-                let level = ((uniform(&mut rng) * f64::from(max_level + 1)) as u32).min(max_level);
-                // More centres than points are never drawn (and 2^level may not fit).
-                let count = 1usize.checked_shl(level).unwrap_or(usize::MAX).min(n);
-                let centres: Vec<f64> = distinct_indices(&mut rng, n, count)
-                    .into_iter()
-                    .flat_map(|i| kept.iter().map(move |&d| x[i * n_features + d as usize]))
-                    .collect();
-                for (o, row) in out.iter_mut().zip(x.chunks_exact(n_features)) {
-                    *o = nearest(row, &kept, &centres) as u32;
-                }
-                // Ids 0..L−1 for the centres that some training point chose, in centre order.
-                let cluster = renumber(out, count);
-                Some((kept, centres, cluster))
-            })
-            .collect()
-    });
-    interrupt.check()?;
+pub fn sample(on: &Sampling<'_>, max_level: u32) -> Result<PartitionModel> {
+    let n = on.check()?;
+    let (x, d) = (on.x, on.n_features);
+    let (labels, fitted) = on.draw_partitions(n, |rho, out, _: &mut ()| {
+        let mut rng = tree_rng(on.seed, rho as u64);
+        let kept: Vec<u32> = (0..d as u32).filter(|_| uniform(&mut rng) < 0.5).collect();
+        let level = ((uniform(&mut rng) * f64::from(max_level + 1)) as u32).min(max_level);
+        // More centres than points are never drawn (and 2^level may not fit).
+        let count = 1usize.checked_shl(level).unwrap_or(usize::MAX).min(n);
+        let centres: Vec<f64> = distinct_indices(&mut rng, n, count)
+            .into_iter()
+            .flat_map(|i| kept.iter().map(move |&k| x[i * d + k as usize]))
+            .collect();
+        for (o, row) in out.iter_mut().zip(x.chunks_exact(d)) {
+            *o = nearest(row, &kept, &centres) as u32;
+        }
+        // Ids 0..L−1 for the centres that some training point chose, in centre order.
+        let cluster = renumber(out, count);
+        (kept, centres, cluster)
+    })?;
     let mut rule = FastClusterRule {
-        n_features,
-        kept: Vec::with_capacity(n_partitions),
-        centres: Vec::with_capacity(n_partitions),
-        centre_cluster: Vec::with_capacity(n_partitions),
+        n_features: d,
+        kept: Vec::with_capacity(on.n_partitions),
+        centres: Vec::with_capacity(on.n_partitions),
+        centre_cluster: Vec::with_capacity(on.n_partitions),
     };
-    for (kept, centres, cluster) in fitted.into_iter().flatten() {
+    for (kept, centres, cluster) in fitted {
         rule.kept.push(kept);
         rule.centres.push(centres);
         rule.centre_cluster.push(cluster);
     }
     Ok(PartitionModel {
-        kernel: PartitionKernel::from_labels(labels, n_partitions)?,
+        kernel: PartitionKernel::from_labels(labels, on.n_partitions)?,
         rule: PartitionRule::FastCluster(rule),
     })
 }
@@ -162,7 +138,7 @@ impl AssignRule for FastClusterRule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parallel::pool;
+    use crate::parallel::{pool, Interrupt};
 
     #[test]
     fn clusters_are_nearest_centres_on_kept_dimensions() {
@@ -171,7 +147,15 @@ mod tests {
         let x: Vec<f64> = (0..n * d).map(|_| uniform(&mut rng)).collect();
         let p = pool(2).expect("pool");
         let stop = Interrupt::default();
-        let model = sample(&x, d, 12, 5, 3, &p, &stop).expect("sample");
+        let on = |pool| Sampling {
+            x: &x,
+            n_features: d,
+            n_partitions: 12,
+            seed: 3,
+            pool,
+            interrupt: &stop,
+        };
+        let model = sample(&on(&p), 5).expect("sample");
         assert!(model.is_consistent());
         let (kernel, PartitionRule::FastCluster(rule)) = (&model.kernel, &model.rule) else {
             panic!("a fast cluster rule");
@@ -202,7 +186,8 @@ mod tests {
             model.assign(&x, &p).expect("assign").labels,
             kernel.labels()
         );
-        let again = sample(&x, d, 12, 5, 3, &pool(1).expect("pool"), &stop).expect("sample");
+        let p1 = pool(1).expect("pool");
+        let again = sample(&on(&p1), 5).expect("sample");
         assert_eq!(again.kernel.labels(), kernel.labels());
     }
 

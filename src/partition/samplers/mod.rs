@@ -10,6 +10,7 @@ pub mod random_forest;
 use super::kernel::{Assignment, PartitionKernel, FRESH};
 use crate::error::{Error, Result};
 use crate::mondrian::route::RouteScratch;
+use crate::parallel::Interrupt;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -131,13 +132,50 @@ pub fn check_rows(x: &[f64], n_features: usize) -> Result<usize> {
     Ok(n)
 }
 
-/// [`check_rows`] for a sample: at least one point and one partition.
-pub fn check_sample(x: &[f64], n_features: usize, n_partitions: usize) -> Result<usize> {
-    let n = check_rows(x, n_features)?;
-    if n == 0 || n_partitions == 0 {
-        return Err(Error::InvalidInput(
-            "need at least one point and one partition".into(),
-        ));
+/// What every sampler draws on: the training rows (row-major, `n_features` wide), how many
+/// partitions (partition ρ draws from the stream `tree_rng(seed, ρ)`), the pool and the flag
+/// that stops the work between partitions.
+pub struct Sampling<'a> {
+    pub x: &'a [f64],
+    pub n_features: usize,
+    pub n_partitions: usize,
+    pub seed: u64,
+    pub pool: &'a ThreadPool,
+    pub interrupt: &'a Interrupt,
+}
+
+impl Sampling<'_> {
+    /// [`check_rows`] for a sample: at least one point and one partition; the number of points.
+    pub fn check(&self) -> Result<usize> {
+        let n = check_rows(self.x, self.n_features)?;
+        if n == 0 || self.n_partitions == 0 {
+            return Err(Error::InvalidInput(
+                "need at least one point and one partition".into(),
+            ));
+        }
+        Ok(n)
     }
-    Ok(n)
+
+    /// Draws every partition in parallel: `draw(ρ, labels of ρ, scratch)` writes partition
+    /// ρ's raw labels of the `n` points and returns what its rule keeps. Returns all labels
+    /// (partition-major) and the kept values in partition order; stops, returning an error,
+    /// when the interrupt is raised.
+    pub fn draw_partitions<T: Send, S: Default>(
+        &self,
+        n: usize,
+        draw: impl Fn(usize, &mut [u32], &mut S) -> T + Sync + Send,
+    ) -> Result<(Vec<u32>, Vec<T>)> {
+        let mut labels = vec![0u32; n * self.n_partitions];
+        let kept: Vec<Option<T>> = self.pool.install(|| {
+            labels
+                .par_chunks_mut(n)
+                .enumerate()
+                .map_init(S::default, |scratch, (rho, out)| {
+                    (!self.interrupt.is_requested()).then(|| draw(rho, out, scratch))
+                })
+                .collect()
+        });
+        self.interrupt.check()?;
+        Ok((labels, kept.into_iter().flatten().collect()))
+    }
 }

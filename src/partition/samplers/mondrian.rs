@@ -14,7 +14,7 @@
 //! partition ρ is `p_stay(x) · 1[ℓ(x) = ρ(x_i)]`, whose average over ρ is an unbiased estimate
 //! of `exp(−λ ‖x − x_i‖₁)` with lower variance than sampling the extension; `k(x, x) = 1`.
 
-use super::{check_sample, AssignRule, PartitionRule};
+use super::{AssignRule, PartitionRule, Sampling};
 use crate::error::Result;
 use crate::mondrian::arena::NONE;
 use crate::mondrian::leaf_samples::LeafSamples;
@@ -22,12 +22,9 @@ use crate::mondrian::policy::PureMondrian;
 use crate::mondrian::route::{leaf_and_stay_prob, RouteScratch};
 use crate::mondrian::sample::{sample_tree, Growth, SampleScratch};
 use crate::mondrian::{MondrianTree, TreeParams};
-use crate::parallel::Interrupt;
 use crate::partition::kernel::{PartitionKernel, FRESH};
 use crate::partition::PartitionModel;
 use crate::rng::tree_rng;
-use rayon::prelude::*;
-use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
 /// What assigning new points to the Mondrian partitions needs.
@@ -42,42 +39,29 @@ pub struct MondrianRule {
 
 /// Samples `n_partitions` Mondrian partitions of the rows of `x` (row-major, `n_features`
 /// wide) in parallel on `pool`; `interrupt` stops it between partitions.
-pub fn sample(
-    x: &[f64],
-    n_features: usize,
-    n_partitions: usize,
-    lifetime: f64,
-    seed: u64,
-    pool: &ThreadPool,
-    interrupt: &Interrupt,
-) -> Result<PartitionModel> {
-    let n = check_sample(x, n_features, n_partitions)?;
+pub fn sample(on: &Sampling<'_>, lifetime: f64) -> Result<PartitionModel> {
+    let n = on.check()?;
     let params = TreeParams::new(lifetime, 1);
-    let on = Growth {
-        x,
+    let growth = Growth {
+        x: on.x,
         params: &params,
         policy: &PureMondrian,
     };
-    let mut labels = vec![0u32; n * n_partitions];
-    let fitted: Vec<Option<(MondrianTree, Vec<u32>)>> = pool.install(|| {
-        labels
-            .par_chunks_mut(n)
-            .enumerate()
-            .map_init(SampleScratch::default, |scratch, (rho, out)| {
-                (!interrupt.is_requested()).then(|| {
-                    let tree = sample_tree(&on, n_features, tree_rng(seed, rho as u64), scratch);
-                    label_leaves(tree, out)
-                })
-            })
-            .collect()
-    });
-    interrupt.check()?;
-    let (trees, leaf_cluster) = fitted.into_iter().flatten().unzip();
+    let (labels, fitted) = on.draw_partitions(n, |rho, out, scratch: &mut SampleScratch| {
+        let tree = sample_tree(
+            &growth,
+            on.n_features,
+            tree_rng(on.seed, rho as u64),
+            scratch,
+        );
+        label_leaves(tree, out)
+    })?;
+    let (trees, leaf_cluster) = fitted.into_iter().unzip();
     Ok(PartitionModel {
-        kernel: PartitionKernel::from_labels(labels, n_partitions)?,
+        kernel: PartitionKernel::from_labels(labels, on.n_partitions)?,
         rule: PartitionRule::Mondrian(MondrianRule {
             lifetime,
-            n_features,
+            n_features: on.n_features,
             trees,
             leaf_cluster,
         }),
@@ -180,7 +164,7 @@ fn leaves_labelled(t: &MondrianTree, cluster: &[u32], l: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parallel::pool;
+    use crate::parallel::{pool, Interrupt};
     use crate::testing::uniform_points;
 
     #[test]
@@ -189,7 +173,15 @@ mod tests {
         let x = uniform_points(n, d, 1);
         let p = pool(2).expect("pool");
         let stop = Interrupt::default();
-        let model = sample(&x, d, 6, 2.0, 9, &p, &stop).expect("sample");
+        let on = |x, pool| Sampling {
+            x,
+            n_features: d,
+            n_partitions: 6,
+            seed: 9,
+            pool,
+            interrupt: &stop,
+        };
+        let model = sample(&on(&x, &p), 2.0).expect("sample");
         assert!(model.is_consistent());
         // Training points assigned as new points land in their own cluster with weight 1.
         let a = model.assign(&x, &p).expect("assign");
@@ -205,10 +197,11 @@ mod tests {
             .as_ref()
             .is_some_and(|w| w.iter().all(|&w| w < 1e-12)));
         // Same seed, other thread count: same labels.
-        let again = sample(&x, d, 6, 2.0, 9, &pool(3).expect("pool"), &stop).expect("sample");
+        let p3 = pool(3).expect("pool");
+        let again = sample(&on(&x, &p3), 2.0).expect("sample");
         assert_eq!(again.kernel.labels(), model.kernel.labels());
-        assert!(sample(&x[..4], d, 6, 1.0, 9, &p, &stop).is_err());
+        assert!(sample(&on(&x[..4], &p), 1.0).is_err());
         stop.request();
-        assert!(sample(&x, d, 6, 2.0, 9, &p, &stop).is_err());
+        assert!(sample(&on(&x, &p), 2.0).is_err());
     }
 }

@@ -6,14 +6,12 @@
 //! scikit-learn does, comparing `float32(x[f]) <= threshold`, so a tree's leaves here are
 //! exactly its `apply` leaves.
 
-use super::{check_sample, AssignRule, PartitionRule};
+use super::{AssignRule, PartitionRule, Sampling};
 use crate::error::{Error, Result};
 use crate::mondrian::route::RouteScratch;
 use crate::partition::kernel::{renumber, PartitionKernel, FRESH};
 use crate::partition::PartitionModel;
 use crate::rng::{tree_rng, uniform};
-use rayon::prelude::*;
-use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
 /// One fitted decision tree: node `j` is a leaf when `left[j] == LEAF`, else points with
@@ -111,38 +109,32 @@ pub struct ForestRule {
 }
 
 /// One partition per tree, depths drawn from `tree_rng(seed, ρ)`, in parallel on `pool`.
-pub fn sample(
-    x: &[f64],
-    n_features: usize,
-    trees: Vec<DecisionTree>,
-    seed: u64,
-    pool: &ThreadPool,
-) -> Result<PartitionModel> {
-    let n = check_sample(x, n_features, trees.len())?;
-    let mut labels = vec![0u32; n * trees.len()];
-    let fitted: Vec<(u32, Vec<u32>)> = pool.install(|| {
-        labels
-            .par_chunks_mut(n)
-            .zip(trees.par_iter())
-            .enumerate()
-            .map(|(rho, (out, tree))| {
-                let mut rng = tree_rng(seed, rho as u64);
-                let draw = (uniform(&mut rng) * f64::from(tree.height + 1)) as u32;
-                let cut = draw.min(tree.height);
-                // Stopping node per point, then ids 0..L−1 for the nodes reached, in node order.
-                for (o, row) in out.iter_mut().zip(x.chunks_exact(n_features)) {
-                    *o = tree.node_at(row, cut) as u32;
-                }
-                let cluster = renumber(out, tree.left.len());
-                (cut, cluster)
-            })
-            .collect()
-    });
+pub fn sample(on: &Sampling<'_>, trees: Vec<DecisionTree>) -> Result<PartitionModel> {
+    let n = on.check()?;
+    if trees.len() != on.n_partitions {
+        return Err(Error::InvalidInput(format!(
+            "{} trees for {} partitions",
+            trees.len(),
+            on.n_partitions
+        )));
+    }
+    let (labels, fitted) = on.draw_partitions(n, |rho, out, _: &mut ()| {
+        let tree = &trees[rho];
+        let mut rng = tree_rng(on.seed, rho as u64);
+        let draw = (uniform(&mut rng) * f64::from(tree.height + 1)) as u32;
+        let cut = draw.min(tree.height);
+        // Stopping node per point, then ids 0..L−1 for the nodes reached, in node order.
+        for (o, row) in out.iter_mut().zip(on.x.chunks_exact(on.n_features)) {
+            *o = tree.node_at(row, cut) as u32;
+        }
+        let cluster = renumber(out, tree.left.len());
+        (cut, cluster)
+    })?;
     let (depths, node_cluster) = fitted.into_iter().unzip();
     Ok(PartitionModel {
         kernel: PartitionKernel::from_labels(labels, trees.len())?,
         rule: PartitionRule::RandomForest(ForestRule {
-            n_features,
+            n_features: on.n_features,
             trees,
             depths,
             node_cluster,
@@ -202,7 +194,7 @@ impl AssignRule for ForestRule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parallel::pool;
+    use crate::parallel::{pool, Interrupt};
 
     /// x0 <= 0.5 ? (x1 <= 0.5 ? A : B) : C — nodes 0, 1 (left), 2 = A, 3 = B, 4 = C.
     fn small_tree() -> DecisionTree {
@@ -228,7 +220,16 @@ mod tests {
         assert_eq!(tree.node_at(&pts[4..6], 0), 0);
         let p = pool(2).expect("pool");
         let trees = vec![small_tree(); 40];
-        let model = sample(&pts, 2, trees, 5, &p).expect("sample");
+        let stop = Interrupt::default();
+        let on = Sampling {
+            x: &pts,
+            n_features: 2,
+            n_partitions: 40,
+            seed: 5,
+            pool: &p,
+            interrupt: &stop,
+        };
+        let model = sample(&on, trees).expect("sample");
         assert!(model.is_consistent());
         let (kernel, PartitionRule::RandomForest(rule)) = (&model.kernel, &model.rule) else {
             panic!("a forest rule");
