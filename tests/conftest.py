@@ -58,6 +58,10 @@ def estimator_zoo() -> dict[str, tuple[Any, dict[str, Any]]]:
     fixed = {"noise_variance": 0.1, "signal_variance": 1.0, "random_state": 0}
     return {
         "forest": (ml.MondrianForestRegressor(3, random_state=0), {"n_estimators": 0}),
+        "forest_classifier": (
+            ml.MondrianForestClassifier(3, random_state=0),
+            {"candidate_locations": 0},
+        ),
         "kernel_features": (ml.MondrianKernelFeatures(5, 2.0, random_state=0), {"lifetime": -1.0}),
         "kernel_ridge": (ml.MondrianKernelRidge(5, 2.0, random_state=0), {"alpha": 0.0}),
         "kernel_ridge_cv": (

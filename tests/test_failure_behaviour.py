@@ -17,6 +17,7 @@ ZOO = estimator_zoo()
 # the partition estimators, after kernel_ is replaced): made to raise KeyboardInterrupt there.
 MID_FIT = {
     "forest": ("mondrian_learn.forest._base", "grow_trees"),
+    "forest_classifier": ("mondrian_learn.forest._base", "grow_trees"),
     "kernel_features": ("mondrian_learn.kernel._base", "grow_trees"),
     "kernel_ridge": ("mondrian_learn.kernel._base", "grow_trees"),
     "kernel_ridge_cv": ("mondrian_learn.kernel._base", "grow_trees"),
@@ -82,7 +83,7 @@ def test_interrupted_refit_changes_nothing(name: str, monkeypatch: pytest.Monkey
     assert_unchanged(model, X, before, state)
 
 
-@pytest.mark.parametrize("name", ["forest", "kernel_ridge"])
+@pytest.mark.parametrize("name", ["forest", "forest_classifier", "kernel_ridge"])
 def test_failed_update_changes_nothing(name: str) -> None:
     model, X, before, state = fitted(name)
     bad = X[:5].copy()

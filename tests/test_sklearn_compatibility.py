@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian_learn import (
+    MondrianForestClassifier,
     MondrianForestRegressor,
     MondrianKernelFeatures,
     MondrianKernelRidge,
@@ -21,6 +22,7 @@ from mondrian_learn.partition import PartitionGPRegressor, PartitionKernelPCA, P
 @parametrize_with_checks(
     [
         MondrianForestRegressor(n_estimators=5),
+        MondrianForestClassifier(n_estimators=5),
         MondrianKernelFeatures(n_estimators=5),
         MondrianKernelRidge(n_estimators=5),
         MondrianKernelRidgeCV(n_estimators=5, max_lifetime=2.0, lifetimes=10),

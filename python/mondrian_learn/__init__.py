@@ -6,7 +6,7 @@ estimators: validation, parameters and orchestration, one subpackage per family
 """
 
 from mondrian_learn import forest, kernel, partition
-from mondrian_learn.forest import MondrianForestRegressor
+from mondrian_learn.forest import MondrianForestClassifier, MondrianForestRegressor
 from mondrian_learn.kernel import (
     MondrianKernelFeatures,
     MondrianKernelRidge,
@@ -20,6 +20,7 @@ from mondrian_learn.partition import (
 )
 
 __all__ = [
+    "MondrianForestClassifier",
     "MondrianForestRegressor",
     "MondrianKernelFeatures",
     "MondrianKernelRidge",

@@ -234,19 +234,26 @@ def as_core_array(X: Any, dtype: Any = np.float64) -> np.ndarray:
 
 
 def is_core_ready(X: object, y: object, n_features: int) -> bool:
-    """True when ``X`` and ``y`` are already what the core takes: non-empty C-ordered float64
-    arrays (n × n_features and n) of plain ndarray type. Finiteness is left to the core."""
+    """True when ``X`` (and ``y``, unless None) are already what the core takes: non-empty
+    C-ordered float64 arrays (n × n_features and n) of plain ndarray type. Finiteness is left
+    to the core."""
     return (
         type(X) is np.ndarray
-        and type(y) is np.ndarray
         and X.dtype == np.float64
-        and y.dtype == np.float64
         and X.ndim == 2
-        and y.ndim == 1
         and X.flags.c_contiguous
         and X.flags.aligned
-        and X.shape[0] == y.shape[0] > 0
+        and X.shape[0] > 0
         and X.shape[1] == n_features
+        and (
+            y is None
+            or (
+                type(y) is np.ndarray
+                and y.dtype == np.float64
+                and y.ndim == 1
+                and X.shape[0] == y.shape[0]
+            )
+        )
     )
 
 

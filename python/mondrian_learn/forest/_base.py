@@ -31,10 +31,10 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
     (NIPS 2014). ``lifetime`` is in the units of the features after the estimator's own
     scaling to the unit box (``scale_features=True``, the default), raw units otherwise.
 
-    A subclass says what the leaves predict: ``_new_model(n_features, lifetime,
-    min_samples_split, seed)`` builds its core forest (whose ``fit``, ``partial_fit``,
-    ``apply``, ``tree_arrays``, ``n_leaves`` and ``input_map`` this class calls) and
-    ``_training_data(X, y, reset)`` checks its targets.
+    A subclass says what the leaves predict: ``_new_model(n_features, seed)`` builds its core
+    forest (whose ``fit``, ``partial_fit``, ``apply``, ``tree_arrays``, ``n_leaves`` and
+    ``input_map`` this class calls) and ``_training_data(X, y, reset)`` checks its targets and
+    returns them as the core takes them.
     """
 
     _parameters = {
@@ -45,12 +45,14 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
         "scale_features": Param(True, Boolean()),
     }
 
-    def _new_model(
-        self, n_features: int, lifetime: float, min_samples_split: int, seed: int
-    ) -> Any:
+    def _new_model(self, n_features: int, seed: int) -> Any:
         raise NotImplementedError
 
-    def _training_data(self, X: Any, y: Any, reset: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _training_data(
+        self, X: Any, y: Any, reset: bool, classes: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Checked ``X`` and the targets as the core takes them; ``classes``: the labels a
+        stream declares on its first ``partial_fit`` (classifiers only)."""
         raise NotImplementedError
 
     @restore_on_failure
@@ -68,16 +70,15 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
         -------
         self
         """
+        return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any, classes: Any = None) -> Any:
+        """``fit``, with the classes a stream declares (classifiers' first ``partial_fit``)."""
         self._validate_params()
         n_jobs = self._threads()
-        X, y = self._training_data(X, y, reset=True)
-        model = self._new_model(
-            X.shape[1],
-            float(self.lifetime),
-            int(self.min_samples_split),
-            draw_seed(self.random_state),
-        )
-        X, y = as_core_array(X), as_core_array(y)
+        X, y = self._training_data(X, y, reset=True, classes=classes)
+        model = self._new_model(X.shape[1], draw_seed(self.random_state))
+        X = as_core_array(X)
         grow_trees(
             self.n_estimators,
             n_jobs,

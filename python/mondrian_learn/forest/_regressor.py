@@ -114,19 +114,20 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         "posterior": Param("exact", Options({"exact", "fast"})),
     }
 
-    def _training_data(self, X: Any, y: Any, reset: bool) -> tuple[np.ndarray, np.ndarray]:
-        return validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=reset)
+    def _training_data(
+        self, X: Any, y: Any, reset: bool, classes: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=reset)
+        return X, as_core_array(y)
 
-    def _new_model(
-        self, n_features: int, lifetime: float, min_samples_split: int, seed: int
-    ) -> Any:
+    def _new_model(self, n_features: int, seed: int) -> Any:
         def optional(value: Any) -> Any:
             return value if value is None or isinstance(value, str) else float(value)
 
         return _core.Forest.regressor(
             n_features,
-            lifetime,
-            min_samples_split,
+            float(self.lifetime),
+            int(self.min_samples_split),
             seed,
             optional(self.prior_mean),
             optional(self.gamma1),

@@ -28,12 +28,42 @@ pub fn ikn_counts(tree: &MondrianTree, counts: &[u32], k: usize, j: u32, out: &m
 }
 
 /// The posterior mean `(c − d t + d T base) / C` of a normalized stable process with discount
-/// `discount` and base measure `base`, from smoothing counts `c` (C = Σ c > 0), into `out`.
+/// `discount` and base measure `base`, from smoothing counts `c` (C = Σ c > 0), into `out`,
+/// with Kneser–Ney's one table per class (`t = min(c, 1)`).
 pub fn posterior_mean(c: &[f64], discount: f64, base: &[f64], out: &mut [f64]) {
+    mean_with_tables(c, |ck| ck.min(1.0), discount, base, out);
+}
+
+/// The same posterior mean with the expected number of tables of `c` customers in a
+/// restaurant with discount `d` and concentration 0, `E[t | c] = Γ(c + d) / (Γ(1 + d) Γ(c))`
+/// (Pitman 2006, eq. 3.13 at θ = 0): 1 at d = 0 (Kneser–Ney's count) and c at d = 1, where the
+/// process is its base and so is the mean. Used for blocks born where a test point branches
+/// off, whose expected discount tends to 1 far from the data: with Kneser–Ney's count their
+/// mean would keep `(c − t) / C` of the counts there, however far the point.
+pub fn branch_off_mean(c: &[f64], discount: f64, base: &[f64], out: &mut [f64]) {
+    let ln_norm = libm::lgamma(1.0 + discount);
+    let tables = |ck: f64| {
+        if ck <= 1.0 {
+            return ck.min(1.0);
+        }
+        let t = (libm::lgamma(ck + discount) - ln_norm - libm::lgamma(ck)).exp();
+        t.clamp(1.0, ck)
+    };
+    mean_with_tables(c, tables, discount, base, out);
+}
+
+/// `(c − d t + d T base) / C` with `t_k = tables(c_k)`.
+fn mean_with_tables(
+    c: &[f64],
+    tables: impl Fn(f64) -> f64,
+    discount: f64,
+    base: &[f64],
+    out: &mut [f64],
+) {
     let customers: f64 = c.iter().sum();
-    let tables: f64 = c.iter().map(|&v| v.min(1.0)).sum();
+    let total: f64 = c.iter().map(|&ck| tables(ck)).sum();
     for ((o, &ck), &bk) in out.iter_mut().zip(c).zip(base) {
-        *o = (ck - discount * ck.min(1.0) + discount * tables * bk) / customers;
+        *o = (ck - discount * tables(ck) + discount * total * bk) / customers;
     }
 }
 
@@ -64,5 +94,29 @@ mod tests {
         posterior_mean(&[0.0, 1.0, 0.0], 1.0, &[0.2, 0.3, 0.5], &mut p);
         assert_eq!(p, [0.2, 0.3, 0.5]);
         assert_eq!(discount(3.0, f64::INFINITY), 0.0);
+    }
+
+    /// Expected tables: Γ(2 + d) / (Γ(1 + d) Γ(2)) = 1 + d for two customers, and
+    /// Γ(3 + d) / (Γ(1 + d) Γ(3)) = (2 + d)(1 + d) / 2 for three; at d → 1 the mean is the base.
+    #[test]
+    fn branch_off_mean_uses_the_expected_tables() {
+        let (c, d, base) = ([2.0, 3.0, 1.0, 0.0], 0.4, [0.1, 0.2, 0.3, 0.4]);
+        let t = [1.0 + d, (2.0 + d) * (1.0 + d) / 2.0, 1.0, 0.0];
+        let total: f64 = t.iter().sum();
+        let mut p = [0.0; 4];
+        branch_off_mean(&c, d, &base, &mut p);
+        for k in 0..4 {
+            let want = (c[k] - d * t[k] + d * total * base[k]) / 6.0;
+            assert!((p[k] - want).abs() < 1e-14, "{k}: {} vs {want}", p[k]);
+        }
+        branch_off_mean(&c, 1.0 - 1e-12, &base, &mut p);
+        for (a, b) in p.iter().zip(&base) {
+            assert!((a - b).abs() < 1e-9);
+        }
+        // At d = 0 both rules are the empirical distribution.
+        let mut q = [0.0; 4];
+        branch_off_mean(&c, 0.0, &base, &mut p);
+        posterior_mean(&c, 0.0, &base, &mut q);
+        assert_eq!(p, q);
     }
 }
