@@ -14,23 +14,43 @@
 use super::policy::{mondrian_cut, uniform_in, Block, SplitPolicy};
 use crate::rng::{weighted_index, TreeRng};
 
-/// How labels are summarised and compared on the two sides of a candidate cut.
+/// How labels are summarised and compared on the two sides of a candidate cut. Statistics
+/// are `width()` numbers (a class histogram; n, Σy, Σy²) that add up over sets of points, so
+/// the guided cut keeps them in flat buffers it reuses.
 pub trait Impurity: Sync {
-    /// The statistics of a set of points (e.g. a class histogram; n, Σy, Σy²).
-    type Stats: Clone;
+    /// The number of values in a set's statistics.
+    fn width(&self) -> usize;
 
-    /// Statistics of no point.
-    fn empty(&self) -> Self::Stats;
+    /// The label of training point `point` (a class index or a target), as a number.
+    fn label(&self, point: u32) -> f64;
 
-    /// Adds training point `point` to `stats`.
-    fn add(&self, stats: &mut Self::Stats, point: u32);
-
-    /// `into += from`.
-    fn merge(&self, into: &mut Self::Stats, from: &Self::Stats);
+    /// Adds a point with label `label` to `stats` (`width()` values).
+    fn add(&self, stats: &mut [f64], label: f64);
 
     /// A score that increases with the impurity decrease of splitting the points of `both`
     /// into `left` and the rest (only its order between candidates of one block matters).
-    fn score(&self, left: &Self::Stats, both: &Self::Stats) -> f64;
+    fn score(&self, left: &[f64], both: &[f64]) -> f64;
+}
+
+/// Buffers of a guided cut, kept per thread: every split of a fit would otherwise allocate
+/// them anew.
+#[derive(Default)]
+struct Scratch {
+    /// The block's labels in the order of its points, read once from scattered memory.
+    labels: Vec<f64>,
+    both: Vec<f64>,
+    left: Vec<f64>,
+    bins: Vec<f64>,
+    cuts: Vec<f64>,
+    order: Vec<usize>,
+    sorted: Vec<f64>,
+}
+
+/// Copies of the bins filled in turn by consecutive points (see `guided_cut`).
+const LANES: usize = 4;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// Candidate counts of the label-guided policy: `tries` dimensions (T), `locations` per
@@ -70,41 +90,69 @@ impl<P: SplitPolicy, I: Impurity> SplitPolicy for Guided<P, I> {
         if !self.guidance.is_guided() {
             return mondrian_cut(rng, block.lower, block.upper, block.linear_dimension);
         }
-        let d = block.lower.len();
+        SCRATCH.with_borrow_mut(|scratch| self.guided_cut(rng, block, scratch))
+    }
+}
+
+impl<P: SplitPolicy, I: Impurity> Guided<P, I> {
+    fn guided_cut(&self, rng: &mut TreeRng, block: &Block<'_>, s: &mut Scratch) -> (usize, f64) {
+        let (d, w, q) = (
+            block.lower.len(),
+            self.impurity.width(),
+            self.guidance.locations,
+        );
         let extents = || block.lower.iter().zip(block.upper).map(|(l, u)| u - l);
-        let mut both = self.impurity.empty();
-        for &i in block.points {
-            self.impurity.add(&mut both, i);
+        s.labels.clear();
+        s.labels
+            .extend(block.points.iter().map(|&i| self.impurity.label(i)));
+        s.both.clear();
+        s.both.resize(w, 0.0);
+        for &label in &s.labels {
+            self.impurity.add(&mut s.both, label);
         }
-        let q = self.guidance.locations;
         let mut best = (f64::NEG_INFINITY, 0, block.lower[0]);
-        let mut cuts: Vec<f64> = Vec::with_capacity(q);
-        let mut bins = vec![self.impurity.empty(); q + 1];
         for _ in 0..self.guidance.tries {
             let dim = weighted_index(rng, extents(), block.linear_dimension);
-            cuts.clear();
-            cuts.extend((0..q).map(|_| uniform_in(rng, block.lower[dim], block.upper[dim])));
-            // Ties in score go to the earlier draw: order the cuts, remember their draw order.
-            let mut order: Vec<usize> = (0..q).collect();
-            order.sort_by(|&a, &b| cuts[a].total_cmp(&cuts[b]));
-            let sorted: Vec<f64> = order.iter().map(|&k| cuts[k]).collect();
-            bins.iter_mut().for_each(|b| *b = self.impurity.empty());
-            for (&i, row) in block.points.iter().zip(block.rows.chunks_exact(d)) {
-                // Bin b holds the points right of the first b sorted cuts (x > cut goes right).
-                let bin = sorted.partition_point(|&c| c < row[dim]);
-                self.impurity.add(&mut bins[bin], i);
+            s.cuts.clear();
+            s.cuts
+                .extend((0..q).map(|_| uniform_in(rng, block.lower[dim], block.upper[dim])));
+            s.order.clear();
+            s.order.extend(0..q);
+            let cuts = &s.cuts;
+            s.order.sort_by(|&a, &b| cuts[a].total_cmp(&cuts[b]));
+            s.sorted.clear();
+            s.sorted.extend(s.order.iter().map(|&k| cuts[k]));
+            // Bin b holds the points right of the first b sorted cuts (x > cut goes right),
+            // counted without branches, which a binary search mispredicts. Consecutive
+            // points go to LANES copies of the bins in turn: neighbours often share a bin,
+            // and one copy would chain every addition on the one before.
+            let size = (q + 1) * w;
+            s.bins.clear();
+            s.bins.resize(LANES * size, 0.0);
+            let (labels, rows) = (&s.labels, block.rows.chunks_exact(d));
+            for (lane, (&label, row)) in labels.iter().zip(rows).enumerate() {
+                let v = row[dim];
+                let bin = s.sorted.iter().filter(|&&c| c < v).count();
+                let at = (lane % LANES) * size + bin * w;
+                self.impurity.add(&mut s.bins[at..at + w], label);
             }
-            let mut left = self.impurity.empty();
-            let mut scored: Vec<(usize, f64)> = Vec::with_capacity(q);
-            for (k, bin) in order.iter().zip(&bins) {
-                self.impurity.merge(&mut left, bin);
-                scored.push((*k, self.impurity.score(&left, &both)));
+            let (first, others) = s.bins.split_at_mut(size);
+            for other in others.chunks_exact(size) {
+                first.iter_mut().zip(other).for_each(|(a, b)| *a += b);
             }
-            scored.sort_by_key(|&(k, _)| k);
-            for (k, score) in scored {
-                if score > best.0 {
-                    best = (score, dim, cuts[k]);
+            // Every candidate's score; ties go to the earlier draw, then to the earlier try.
+            s.left.clear();
+            s.left.resize(w, 0.0);
+            let mut in_try = (f64::NEG_INFINITY, usize::MAX);
+            for (&k, bin) in s.order.iter().zip(s.bins[..size].chunks_exact(w)) {
+                s.left.iter_mut().zip(bin).for_each(|(a, b)| *a += b);
+                let score = self.impurity.score(&s.left, &s.both);
+                if score > in_try.0 || (score == in_try.0 && k < in_try.1) {
+                    in_try = (score, k);
                 }
+            }
+            if in_try.0 > best.0 {
+                best = (in_try.0, dim, cuts[in_try.1]);
             }
         }
         (best.1, best.2)
@@ -121,21 +169,19 @@ mod tests {
     struct Threshold<'a>(&'a [f64]);
 
     impl Impurity for Threshold<'_> {
-        type Stats = [f64; 3];
-        fn empty(&self) -> [f64; 3] {
-            [0.0; 3]
+        fn width(&self) -> usize {
+            3
         }
-        fn add(&self, s: &mut [f64; 3], i: u32) {
-            let y = f64::from(u8::from(self.0[2 * i as usize] > 0.6));
+        fn label(&self, i: u32) -> f64 {
+            f64::from(u8::from(self.0[2 * i as usize] > 0.6))
+        }
+        fn add(&self, s: &mut [f64], y: f64) {
             s[0] += 1.0;
             s[1] += y;
             s[2] += y * y;
         }
-        fn merge(&self, into: &mut [f64; 3], from: &[f64; 3]) {
-            (0..3).for_each(|k| into[k] += from[k]);
-        }
-        fn score(&self, left: &[f64; 3], both: &[f64; 3]) -> f64 {
-            let sse = |s: &[f64; 3]| {
+        fn score(&self, left: &[f64], both: &[f64]) -> f64 {
+            let sse = |s: &[f64]| {
                 if s[0] > 0.0 {
                     s[2] - s[1] * s[1] / s[0]
                 } else {

@@ -99,8 +99,31 @@ pub fn route_group(tree: &MondrianTree, rows: &[f64], d: usize, scratches: &mut 
             active |= nodes[k] != NONE;
         }
     }
-    for (k, scratch) in scratches.iter_mut().enumerate().take(n) {
-        fill_eta(tree, &rows[k * d..(k + 1) * d], scratch);
+    fill_eta_group(tree, rows, d, &mut scratches[..n]);
+}
+
+/// [`fill_eta`] for a group of routed points in lockstep, one level at a time from the
+/// leaves up: the box loads of different points are independent and overlap.
+fn fill_eta_group(tree: &MondrianTree, rows: &[f64], d: usize, scratches: &mut [RouteScratch]) {
+    let mut active = [false; GROUP];
+    for (a, scratch) in active.iter_mut().zip(scratches.iter_mut()) {
+        scratch.eta.clear();
+        scratch.eta.resize(scratch.path.len(), 0.0);
+        *a = !scratch.path.is_empty();
+    }
+    let mut level = 1;
+    while active.iter().any(|&a| a) {
+        for (k, scratch) in scratches.iter_mut().enumerate() {
+            if !active[k] {
+                continue;
+            }
+            let at = scratch.path.len() - level;
+            let j = scratch.path[at];
+            let e = outside_distance(tree.lower(j), tree.upper(j), &rows[k * d..(k + 1) * d]);
+            scratch.eta[at] = e;
+            active[k] = e != 0.0 && at > 0;
+        }
+        level += 1;
     }
 }
 

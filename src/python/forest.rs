@@ -61,19 +61,22 @@ fn classifier(model: &ForestModel) -> Result<&ForestClassifier> {
     }
 }
 
-/// Whether a model's predictions may be read now (a regression posterior made stale by an
-/// online update is recomputed first).
+/// Whether a model's predictions may be read now (a posterior made stale by an online update
+/// is recomputed first).
 fn is_ready(model: &ForestModel) -> bool {
     match model {
         ForestModel::Regressor(m) => m.posterior_is_fresh(),
-        ForestModel::Classifier(_) => true,
+        ForestModel::Classifier(m) => m.means_are_fresh(),
     }
 }
 
 fn prepare(model: &mut ForestModel, pool: &ThreadPool) -> Result<()> {
     match model {
         ForestModel::Regressor(m) => m.ensure_posterior(pool),
-        ForestModel::Classifier(_) => Ok(()),
+        ForestModel::Classifier(m) => {
+            m.ensure_means(pool);
+            Ok(())
+        }
     }
 }
 
@@ -330,9 +333,11 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.as_array();
-        let out = self.inner.read(py, n_jobs, Length::Short, |model, call| {
-            classifier(model)?.predict_proba(&x, call.pool)
-        })?;
+        let out = self
+            .inner
+            .read_prepared(py, n_jobs, is_ready, prepare, |model, call| {
+                classifier(model)?.predict_proba(&x, call.pool)
+            })?;
         Ok(out.into_pyarray(py))
     }
 

@@ -43,20 +43,16 @@ pub fn update_counts(
 fn count_node(tree: &MondrianTree, labels: &[u32], k: usize, counts: &mut [u32], j: u32) {
     let ju = j as usize;
     let cut = tree.nodes[ju];
-    let mut row = vec![0u32; k];
     if tree.is_leaf(j) {
+        let row = &mut counts[ju * k..(ju + 1) * k];
+        row.fill(0);
         for &i in tree.samples.of(j, cut.n_samples as usize) {
             row[labels[i as usize] as usize] += 1;
         }
     } else {
         let (l, r) = (cut.left as usize, cut.right as usize);
-        for (c, (a, b)) in row.iter_mut().zip(
-            counts[l * k..(l + 1) * k]
-                .iter()
-                .zip(&counts[r * k..(r + 1) * k]),
-        ) {
-            *c = a + b;
+        for c in 0..k {
+            counts[ju * k + c] = counts[l * k + c] + counts[r * k + c];
         }
     }
-    counts[ju * k..(ju + 1) * k].copy_from_slice(&row);
 }

@@ -9,39 +9,43 @@ pub struct ClassEntropy<'a> {
     pub n_classes: usize,
 }
 
-/// n · H(p) = n log n − Σ_k n_k log n_k for the histogram `counts` (natural logarithms).
-fn scaled_entropy(counts: &[u32]) -> f64 {
-    let n: u32 = counts.iter().sum();
-    let xlogx = |c: u32| {
-        if c > 0 {
-            f64::from(c) * f64::from(c).ln()
-        } else {
-            0.0
-        }
-    };
-    xlogx(n) - counts.iter().map(|&c| xlogx(c)).sum::<f64>()
+/// x log x (0 at 0), for whole counts x.
+#[inline]
+fn xlogx(c: f64) -> f64 {
+    if c > 0.0 {
+        c * c.ln()
+    } else {
+        0.0
+    }
 }
 
 impl Impurity for ClassEntropy<'_> {
-    type Stats = Vec<u32>;
-
-    fn empty(&self) -> Vec<u32> {
-        vec![0; self.n_classes]
+    fn width(&self) -> usize {
+        self.n_classes
     }
 
     #[inline]
-    fn add(&self, stats: &mut Vec<u32>, point: u32) {
-        stats[self.labels[point as usize] as usize] += 1;
+    fn label(&self, point: u32) -> f64 {
+        f64::from(self.labels[point as usize])
     }
 
-    fn merge(&self, into: &mut Vec<u32>, from: &Vec<u32>) {
-        into.iter_mut().zip(from).for_each(|(a, b)| *a += b);
+    #[inline]
+    fn add(&self, stats: &mut [f64], label: f64) {
+        stats[label as usize] += 1.0;
     }
 
-    /// n · (information gain) = n H(both) − n_L H(left) − n_R H(right).
-    fn score(&self, left: &Vec<u32>, both: &Vec<u32>) -> f64 {
-        let right: Vec<u32> = both.iter().zip(left).map(|(b, l)| b - l).collect();
-        scaled_entropy(both) - scaled_entropy(left) - scaled_entropy(&right)
+    /// n · (information gain) = n H(both) − n_L H(left) − n_R H(right), with
+    /// n · H(p) = n log n − Σ_k n_k log n_k for a histogram (natural logarithms).
+    fn score(&self, left: &[f64], both: &[f64]) -> f64 {
+        let (mut n, mut n_left, mut n_right) = (0.0, 0.0, 0.0);
+        let (mut sum, mut sum_left, mut sum_right) = (0.0, 0.0, 0.0);
+        for (&b, &l) in both.iter().zip(left) {
+            let r = b - l;
+            (n, n_left, n_right) = (n + b, n_left + l, n_right + r);
+            (sum, sum_left, sum_right) =
+                (sum + xlogx(b), sum_left + xlogx(l), sum_right + xlogx(r));
+        }
+        (xlogx(n) - sum) - (xlogx(n_left) - sum_left) - (xlogx(n_right) - sum_right)
     }
 }
 
@@ -56,10 +60,10 @@ mod tests {
             labels: &labels,
             n_classes: 2,
         };
-        let mut both = e.empty();
-        (0..4).for_each(|i| e.add(&mut both, i));
+        let mut both = vec![0.0; e.width()];
+        (0..4).for_each(|i| e.add(&mut both, e.label(i)));
         // Perfect split: 4 · ln 2; useless split (one of each on each side): 0.
-        assert!((e.score(&vec![2, 0], &both) - 4.0 * 2f64.ln()).abs() < 1e-12);
-        assert!(e.score(&vec![1, 1], &both).abs() < 1e-12);
+        assert!((e.score(&[2.0, 0.0], &both) - 4.0 * 2f64.ln()).abs() < 1e-12);
+        assert!(e.score(&[1.0, 1.0], &both).abs() < 1e-12);
     }
 }

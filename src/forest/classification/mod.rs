@@ -15,12 +15,15 @@ use super::{Growing, MondrianForest};
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PausePureBlocks;
+use crate::mondrian::MondrianTree;
+use crate::parallel::is_small;
 use counts::{tree_counts, update_counts};
 use entropy::ClassEntropy;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
+use smoothing::node_means;
 
 /// A forest plus the classes of its points and every node's class counts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,6 +34,11 @@ pub struct ForestClassifier {
     pub n_classes: usize,
     /// Per tree, the class counts of every node (n_nodes × K, row-major).
     counts: Vec<Vec<u32>>,
+    /// Every node's posterior mean per tree (n_nodes × K), computed top-down after a fit and
+    /// before the first prediction after online updates (any count change moves the means
+    /// of a whole subtree); empty when stale, and not stored.
+    #[serde(skip)]
+    means: Vec<Vec<f64>>,
     /// γ of the discounts d_j = exp(−γ Δ_j) (the paper: 10 · D).
     pub discount_rate: f64,
     /// The least discount of any node (keeps every class's probability positive).
@@ -65,6 +73,7 @@ impl ForestClassifier {
             labels: Vec::new(),
             n_classes,
             counts: Vec::new(),
+            means: Vec::new(),
             discount_rate,
             min_discount,
             guidance,
@@ -111,6 +120,7 @@ impl ForestClassifier {
                 .map(|tree| tree_counts(tree, labels, k))
                 .collect()
         });
+        self.ensure_means(how.pool);
         Ok(())
     }
 
@@ -128,12 +138,37 @@ impl ForestClassifier {
         let rule = policy(&self.labels, self.n_classes, self.guidance);
         let changed = self.forest.extend(rows, &rule, pool);
         let (labels, k) = (&self.labels, self.n_classes);
-        let work = self.forest.trees.par_iter().zip(self.counts.par_iter_mut());
-        pool.install(|| {
-            work.zip(changed.par_iter())
-                .for_each(|((tree, counts), leaves)| update_counts(tree, labels, k, counts, leaves))
-        });
+        let update = |((tree, counts), leaves): ((&MondrianTree, &mut Vec<u32>), &Vec<u32>)| {
+            update_counts(tree, labels, k, counts, leaves)
+        };
+        let work = self.forest.trees.iter().zip(self.counts.iter_mut());
+        if changed.iter().all(|c| is_small(c.len())) {
+            // Waking the pool costs more than a few paths' counts.
+            work.zip(&changed).for_each(update);
+        } else {
+            let work: Vec<_> = work.zip(&changed).collect();
+            pool.install(|| work.into_par_iter().for_each(update));
+        }
+        self.means.clear();
         Ok(())
+    }
+
+    /// Whether the node means are up to date (predictions need them).
+    pub fn means_are_fresh(&self) -> bool {
+        self.means.len() == self.forest.trees.len()
+    }
+
+    /// Computes every node's posterior mean if an update made them stale (O(nodes · K)).
+    pub fn ensure_means(&mut self, pool: &ThreadPool) {
+        if self.means_are_fresh() {
+            return;
+        }
+        let (k, rates) = (self.n_classes, (self.discount_rate, self.min_discount));
+        let work = self.forest.trees.par_iter().zip(self.counts.par_iter());
+        self.means = pool.install(|| {
+            work.map(|(tree, counts)| node_means(tree, counts, k, rates))
+                .collect()
+        });
     }
 
     /// The class counts of every node of tree `index` (n_nodes × K).

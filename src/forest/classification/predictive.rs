@@ -3,9 +3,9 @@
 //! ([`crate::mondrian::branch_off`]) of the new block's posterior mean, plus the leaf's
 //! posterior mean with the weight left; the forest averages its trees.
 //!
-//! Posterior means along the path are computed top-down from the class counts when needed
-//! (O(depth · K) per point and tree), so they are exact after any online update. The block
-//! born above path node j uses j's smoothing counts, j's prior mean (its parent's posterior
+//! Node posterior means are computed once for all nodes (after a fit; after online updates,
+//! before the next prediction) and read here; the smoothing counts of a node above which the
+//! point branches off are computed when needed. The block born above path node j uses j's smoothing counts, j's prior mean (its parent's posterior
 //! mean) as base, and the expected discount over its birth time, as the authors' code does,
 //! with one difference: its tables are the expected number for that discount
 //! ([`branch_off_mean`]) instead of one per class. Far from the data the point branches off
@@ -20,89 +20,56 @@
 //! little of its mass to its parent's distribution, down from the uniform base at the root,
 //! so every class keeps a positive probability.
 
-use super::smoothing::{branch_off_mean, discount, ikn_counts, posterior_mean};
+use super::smoothing::{branch_off_mean, ikn_counts};
 use super::ForestClassifier;
 use crate::error::{Error, Result};
 use crate::mondrian::branch_off::branch_off_walk;
 use crate::mondrian::route::{route_group, RouteScratch, GROUP};
-use crate::mondrian::MondrianTree;
+use crate::mondrian::NONE;
 use ndarray::{Array2, ArrayView2};
 use rayon::ThreadPool;
 
-/// Working memory for one point's path: smoothing counts and posterior means per depth.
-#[derive(Default)]
-struct PathPosterior {
-    counts: Vec<f64>,
-    means: Vec<f64>,
-}
-
-impl PathPosterior {
-    /// Posterior means of every node on the routed path, root first (`k` values per depth).
-    fn compute(
-        &mut self,
-        tree: &MondrianTree,
-        counts: &[u32],
-        k: usize,
-        (rate, floor): (f64, f64),
-        path: &[u32],
-        uniform: &[f64],
-    ) {
-        self.counts.resize(path.len() * k, 0.0);
-        self.means.resize(path.len() * k, 0.0);
-        for (depth, &j) in path.iter().enumerate() {
-            let c = &mut self.counts[depth * k..(depth + 1) * k];
-            ikn_counts(tree, counts, k, j, c);
-            let (above, here) = self.means.split_at_mut(depth * k);
-            let base = if depth == 0 {
-                uniform
-            } else {
-                &above[(depth - 1) * k..]
-            };
-            let d = discount(rate, tree.max_split_cost(j)).max(floor);
-            posterior_mean(c, d, base, &mut here[..k]);
-        }
-    }
-
-    /// The prior mean of the node at `depth`: its parent's posterior mean (uniform at the
-    /// root).
-    fn base<'a>(&'a self, depth: usize, k: usize, uniform: &'a [f64]) -> &'a [f64] {
-        match depth {
-            0 => uniform,
-            _ => &self.means[(depth - 1) * k..depth * k],
-        }
-    }
-}
-
 impl ForestClassifier {
-    /// Class probabilities at each row of `x` (N × K, rows summing to 1).
+    /// Class probabilities at each row of `x` (N × K, rows summing to 1). The node means must
+    /// be fresh ([`ForestClassifier::ensure_means`]).
     pub fn predict_proba(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Array2<f64>> {
+        if !self.means_are_fresh() {
+            return Err(Error::InvalidInput(
+                "the node posteriors are stale: call ensure_means after an update".into(),
+            ));
+        }
         let (k, d) = (self.n_classes, self.forest.n_features);
         let m = self.forest.trees.len();
         let (rate, floor) = (self.discount_rate, self.min_discount);
         let mut out = vec![0.0; x.nrows() * k];
+        let trees = self.forest.trees.iter().zip(&self.counts).zip(&self.means);
         self.forest
             .for_each_query_block(x, pool, &mut out, k, |_, out, rows| {
                 let uniform = vec![1.0 / k as f64; k];
                 let mut scratches = vec![RouteScratch::default(); GROUP];
-                let mut path = PathPosterior::default();
-                let mut component = vec![0.0; k];
-                for (tree, counts) in self.forest.trees.iter().zip(&self.counts) {
+                let (mut c, mut component) = (vec![0.0; k], vec![0.0; k]);
+                for ((tree, counts), means) in trees.clone() {
+                    let mean = |j: u32| &means[j as usize * k..(j as usize + 1) * k];
                     let groups = out.chunks_mut(GROUP * k).zip(rows.chunks(GROUP * d));
                     for (probs, group) in groups {
                         route_group(tree, group, d, &mut scratches);
                         for (p, scratch) in probs.chunks_exact_mut(k).zip(&scratches) {
-                            path.compute(tree, counts, k, (rate, floor), &scratch.path, &uniform);
-                            let (_, keep) = branch_off_walk(tree, scratch, |event| {
-                                let c = &path.counts[event.depth * k..][..k];
-                                let base = path.base(event.depth, k, &uniform);
-                                let d = event.expected_discount(rate).max(floor);
-                                branch_off_mean(c, d, base, &mut component);
+                            let (leaf, keep) = branch_off_walk(tree, scratch, |event| {
+                                ikn_counts(tree, counts, k, event.node, &mut c);
+                                let parent = tree.parent[event.node as usize];
+                                let base = if parent == NONE {
+                                    &uniform
+                                } else {
+                                    mean(parent)
+                                };
+                                let discount = event.expected_discount(rate).max(floor);
+                                branch_off_mean(&c, discount, base, &mut component);
                                 for (pk, ck) in p.iter_mut().zip(&component) {
                                     *pk += event.weight * ck;
                                 }
                             });
                             if keep > 0.0 {
-                                let leaf = &path.means[(scratch.path.len() - 1) * k..][..k];
+                                let leaf = mean(leaf);
                                 p.iter_mut().zip(leaf).for_each(|(pk, lk)| *pk += keep * lk);
                             }
                         }
@@ -156,6 +123,7 @@ mod tests {
         model.forest.trees = vec![tree];
         model.labels = labels;
         assert!(model.is_consistent());
+        model.ensure_means(&pool(1).expect("pool"));
         model
     }
 

@@ -41,15 +41,26 @@ pub fn posterior_mean(c: &[f64], discount: f64, base: &[f64], out: &mut [f64]) {
 /// off, whose expected discount tends to 1 far from the data: with Kneser–Ney's count their
 /// mean would keep `(c − t) / C` of the counts there, however far the point.
 pub fn branch_off_mean(c: &[f64], discount: f64, base: &[f64], out: &mut [f64]) {
-    let ln_norm = libm::lgamma(1.0 + discount);
-    let tables = |ck: f64| {
-        if ck <= 1.0 {
-            return ck.min(1.0);
+    mean_with_tables(c, |ck| expected_tables(ck, discount), discount, base, out);
+}
+
+/// `E[t | c] = Γ(c + d) / (Γ(1 + d) Γ(c))` for a whole number of customers c ≥ 0: the product
+/// `Π_{i<c} (1 + d/i)` while it is short, log-gamma beyond.
+fn expected_tables(c: f64, d: f64) -> f64 {
+    if c <= 1.0 {
+        return c.max(0.0);
+    }
+    if c <= 32.0 {
+        let mut t = 1.0;
+        let mut i = 1.0;
+        while i < c {
+            t *= 1.0 + d / i;
+            i += 1.0;
         }
-        let t = (libm::lgamma(ck + discount) - ln_norm - libm::lgamma(ck)).exp();
-        t.clamp(1.0, ck)
-    };
-    mean_with_tables(c, tables, discount, base, out);
+        return t;
+    }
+    let t = (libm::lgamma(c + d) - libm::lgamma(1.0 + d) - libm::lgamma(c)).exp();
+    t.clamp(1.0, c)
 }
 
 /// `(c − d t + d T base) / C` with `t_k = tables(c_k)`.
@@ -60,11 +71,42 @@ fn mean_with_tables(
     base: &[f64],
     out: &mut [f64],
 ) {
-    let customers: f64 = c.iter().sum();
-    let total: f64 = c.iter().map(|&ck| tables(ck)).sum();
-    for ((o, &ck), &bk) in out.iter_mut().zip(c).zip(base) {
-        *o = (ck - discount * tables(ck) + discount * total * bk) / customers;
+    let (mut customers, mut total) = (0.0, 0.0);
+    for (o, &ck) in out.iter_mut().zip(c) {
+        *o = tables(ck);
+        customers += ck;
+        total += *o;
     }
+    for ((o, &ck), &bk) in out.iter_mut().zip(c).zip(base) {
+        *o = (ck - discount * *o + discount * total * bk) / customers;
+    }
+}
+
+/// Every node's posterior mean (n_nodes × K, row-major), top-down from the uniform base at the
+/// root; discounts `exp(−γ Δ_j)` floored at `min_discount` (`(γ, min_discount)` = `rates`).
+pub fn node_means(tree: &MondrianTree, counts: &[u32], k: usize, rates: (f64, f64)) -> Vec<f64> {
+    let (rate, floor) = rates;
+    let mut means = vec![0.0; tree.n_nodes() * k];
+    let uniform = vec![1.0 / k as f64; k];
+    let mut c = vec![0.0; k];
+    let mut base = vec![0.0; k];
+    for j in tree.preorder() {
+        ikn_counts(tree, counts, k, j, &mut c);
+        let parent = tree.parent[j as usize];
+        if parent == crate::mondrian::NONE {
+            base.copy_from_slice(&uniform);
+        } else {
+            base.copy_from_slice(&means[parent as usize * k..(parent as usize + 1) * k]);
+        }
+        let d = discount(rate, tree.max_split_cost(j)).max(floor);
+        posterior_mean(
+            &c,
+            d,
+            &base,
+            &mut means[j as usize * k..(j as usize + 1) * k],
+        );
+    }
+    means
 }
 
 /// d = exp(−γ Δ) for a node that lived Δ (0 when Δ = ∞: the node's counts speak alone).
