@@ -49,7 +49,19 @@ def test_demo_prints_table_and_saves_partition_plot(tmp_path: Path) -> None:
     assert nlpd["Mondrian forest"] < min(
         nlpd["RandomForest (tree std)"], nlpd["ExtraTrees (tree std)"]
     )
-    assert_pictures(tmp_path, "tree_partition.png", "uncertainty.png")
+    # Digits: the Mondrian forest classifies as well as scikit-learn's forests (measured
+    # 0.985 accuracy against 0.980 / 0.970) with a lower log loss (0.21 against 0.30 / 0.32).
+    rows = {
+        m.group(1).strip(): (float(m.group(2)), float(m.group(3)))
+        for m in re.finditer(
+            r"^(.+?)\s+(\d\.\d{4})\s+(\d+\.\d{4})\s+\d+\.\d{3}$", result.stdout, re.M
+        )
+    }
+    assert len(rows) == 4, result.stdout
+    batch, online = rows["Mondrian forest (batch)"], rows["Mondrian forest (online, 10 chunks)"]
+    assert batch[0] > 0.95 and online[0] > 0.95
+    assert batch[1] < min(rows["Extra trees"][1], rows["Random forest"][1])
+    assert_pictures(tmp_path, "tree_partition.png", "uncertainty.png", "confidence.png")
 
 
 def test_kernel_demo_prints_table_and_saves_path_plot(

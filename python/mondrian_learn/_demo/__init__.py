@@ -1,11 +1,11 @@
 """The demo behind ``python -m mondrian_learn demo``: real data, tables and pictures, one module
-per part (forest, flights, kernel, partition)."""
+per part (forest, classification, flights, kernel, partition)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mondrian_learn._demo import flights, forest, kernel, partition
+from mondrian_learn._demo import classification, flights, forest, kernel, partition
 
 
 def run_demo(out: str, seed: int = 0) -> None:
@@ -13,6 +13,7 @@ def run_demo(out: str, seed: int = 0) -> None:
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     forest.table(seed)
+    classification.table(seed)
     flights.run(seed)
     try:
         import matplotlib  # noqa: F401
@@ -20,5 +21,7 @@ def run_demo(out: str, seed: int = 0) -> None:
         print("matplotlib is not installed: pip install 'mondrian-learn[demo]' for the plots")
         return
     forest.plots(folder, seed)
+    classification.confidence_plot(folder / "confidence.png", seed)
+    print(f"saved {folder / 'confidence.png'}")
     partition.run(folder, seed)
     kernel.run(folder, seed)
