@@ -9,7 +9,8 @@ Figs. 4–5: both forests (50 trees) trained online on 10 mini-batches of dna an
 training rows in a fixed shuffled order): test accuracy after each mini-batch, then the batch
 fit on all rows — the label-blind forest has the batch distribution online, the guided one
 does not (a conditional-Mondrian cut outside an old box cannot be guided), and the last
-column measures how far apart they end.
+column measures how far apart they end. A third row per set does the same for the
+classifier's defaults (T = D/3, Q = 6).
 
 Sets from ``../shared/data`` (usps: its published halves; the others a seeded stratified
 75/25 split). Every forest: ``lifetime=inf``, ``min_samples_split=2``, γ = 10·D,
@@ -74,14 +75,19 @@ def figures45(data: dict, n_jobs: int, out: str) -> None:
         X, y, X_test, y_test = data[name]
         order = np.random.default_rng(0).permutation(len(X))
         X, y = X[order], y[order]
-        for guided in (False, True):
-            label = f"{name} {'guided' if guided else 'original'}"
-            online = forest(50, guided, 0, n_jobs)
+        for cuts in ("original", "guided", "default"):
+            label = f"{name} {cuts}"
+            make = (
+                (lambda: MondrianForestClassifier(50, random_state=0, n_jobs=n_jobs))
+                if cuts == "default"
+                else (lambda g=cuts == "guided": forest(50, g, 0, n_jobs))
+            )
+            online = make()
             accuracy = []
             for i, chunk in enumerate(np.array_split(np.arange(len(X)), 10)):
                 online.partial_fit(X[chunk], y[chunk], classes=np.unique(y) if i == 0 else None)
                 accuracy.append(scores(online, X_test, y_test)[0])
-            batch, loss = scores(forest(50, guided, 0, n_jobs).fit(X, y), X_test, y_test)
+            batch, loss = scores(make().fit(X, y), X_test, y_test)
             online_loss = scores(online, X_test, y_test)[1]
             curves[label] = accuracy
             print(

@@ -2,7 +2,7 @@
 //! k in node j, row-major n_nodes × K), computed once after a batch fit and, after an online
 //! update, only for the changed leaves and their ancestors.
 
-use crate::mondrian::MondrianTree;
+use crate::mondrian::{MondrianTree, NONE};
 
 /// The counts of every node of `tree` whose points have the classes `labels` (`k` classes).
 pub fn tree_counts(tree: &MondrianTree, labels: &[u32], k: usize) -> Vec<u32> {
@@ -15,8 +15,10 @@ pub fn tree_counts(tree: &MondrianTree, labels: &[u32], k: usize) -> Vec<u32> {
 
 /// After an extension: the counts of the leaves in `changed` (listed by the extension: leaves
 /// that received points and leaves of new subtrees) and of their ancestors, recomputed; new
-/// nodes get rows. Each ancestor's last recomputation follows those of all changed leaves
-/// below it (every walk from such a leaf passes it), so it ends exact.
+/// nodes get rows.
+///
+/// A few changed leaves walk up to the root each (O(depth) apiece); many share most of their
+/// ancestors, which are then marked once and recomputed children first.
 pub fn update_counts(
     tree: &MondrianTree,
     labels: &[u32],
@@ -30,14 +32,49 @@ pub fn update_counts(
             count_node(tree, labels, k, counts, leaf);
         }
     }
+    if changed.len() <= FEW {
+        // Each ancestor's last recomputation follows those of all changed leaves below it
+        // (every walk from such a leaf passes it), so it ends exact.
+        for &leaf in changed {
+            let mut j = tree.parent[leaf as usize];
+            while j != NONE {
+                count_node(tree, labels, k, counts, j);
+                j = tree.parent[j as usize];
+            }
+        }
+        return;
+    }
+    let mut dirty = vec![false; tree.n_nodes()];
     for &leaf in changed {
         let mut j = tree.parent[leaf as usize];
-        while j != crate::mondrian::NONE {
-            count_node(tree, labels, k, counts, j);
+        while j != NONE && !dirty[j as usize] {
+            dirty[j as usize] = true;
             j = tree.parent[j as usize];
         }
     }
+    // Dirty nodes are closed under ancestors: a depth-first walk from the root through dirty
+    // nodes reaches them all; each is recomputed after its children (post-order).
+    if tree.root == NONE || !dirty[tree.root as usize] {
+        return;
+    }
+    let mut stack = vec![(tree.root, false)];
+    while let Some((j, children_done)) = stack.pop() {
+        if children_done {
+            count_node(tree, labels, k, counts, j);
+            continue;
+        }
+        stack.push((j, true));
+        let cut = tree.nodes[j as usize];
+        for child in [cut.left, cut.right] {
+            if child != NONE && dirty[child as usize] {
+                stack.push((child, false));
+            }
+        }
+    }
 }
+
+/// Changed leaves up to which ancestors are recounted by walking up from each.
+const FEW: usize = 16;
 
 /// Node j's counts: from its points at a leaf, the sum of its children's otherwise.
 fn count_node(tree: &MondrianTree, labels: &[u32], k: usize, counts: &mut [u32], j: u32) {
