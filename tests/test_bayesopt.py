@@ -68,7 +68,13 @@ def test_each_step_takes_the_best_confidence_bound() -> None:
     initial = rng.choice(len(grid), size=n_initial, replace=False)
     np.testing.assert_array_equal(result.indices[:n_initial], initial)
     model = MondrianForestRegressor(
-        10, min_samples_split=2, scale_features=False, random_state=rng.randint(2**31 - 1)
+        10,
+        min_samples_split=2,
+        candidate_dimensions=1,
+        candidate_locations=1,
+        hyperparameters="heuristic",
+        scale_features=False,
+        random_state=rng.randint(2**31 - 1),
     )
     unit = (grid - grid.min(axis=0)) / np.ptp(grid, axis=0)
     model.fit(unit[initial], branin(grid[initial]))

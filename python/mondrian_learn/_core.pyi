@@ -31,6 +31,8 @@ class Forest:
         noise_variance: float | str | None = None,
         posterior: str = "exact",
         scale_features: bool = True,
+        tries: int = 1,
+        locations: int = 1,
     ) -> Forest: ...
     @staticmethod
     def classifier(
@@ -62,6 +64,27 @@ class Forest:
     def log_density(self, x: np.ndarray, y: np.ndarray, n_jobs: int) -> np.ndarray: ...
     def prior(self, n_jobs: int) -> dict[str, float]: ...
     def node_posterior(self, index: int, n_jobs: int) -> tuple[np.ndarray, np.ndarray]: ...
+    def log_evidence(
+        self,
+        mean: float,
+        gamma1: float,
+        gamma2: float,
+        noise_variance: float,
+        n_trees: int,
+        n_jobs: int,
+    ) -> float: ...
+    def loo_log_density(
+        self,
+        mean: float,
+        gamma1: float,
+        gamma2: float,
+        noise_variance: float,
+        n_trees: int,
+        n_jobs: int,
+    ) -> float: ...
+    def fix_prior(
+        self, mean: float, gamma1: float, gamma2: float, noise_variance: float, n_jobs: int
+    ) -> None: ...
     def predict_proba(self, x: np.ndarray, n_jobs: int) -> np.ndarray: ...
     def node_counts(self, index: int) -> np.ndarray: ...
     def apply(self, x: np.ndarray, n_jobs: int) -> np.ndarray: ...

@@ -68,6 +68,19 @@ impl Guidance {
         locations: 1,
     };
 
+    /// T × Q candidates; both at least 1.
+    pub fn new(tries: usize, locations: usize) -> crate::error::Result<Guidance> {
+        if tries == 0 || locations == 0 {
+            return Err(crate::error::Error::InvalidParameter {
+                name: "candidate_dimensions",
+                reason: format!(
+                    "candidate_dimensions ({tries}) and candidate_locations ({locations}) must be at least 1"
+                ),
+            });
+        }
+        Ok(Guidance { tries, locations })
+    }
+
     /// Whether candidates are compared at all.
     pub fn is_guided(&self) -> bool {
         self.tries * self.locations > 1
@@ -111,7 +124,7 @@ impl<P: SplitPolicy, I: Impurity> Guided<P, I> {
             self.impurity.add(&mut s.both, label);
         }
         let mut best = (f64::NEG_INFINITY, 0, block.lower[0]);
-        for _ in 0..self.guidance.tries {
+        for attempt in 0..self.guidance.tries {
             let dim = weighted_index(rng, extents(), block.linear_dimension);
             s.cuts.clear();
             s.cuts
@@ -141,17 +154,24 @@ impl<P: SplitPolicy, I: Impurity> Guided<P, I> {
                 first.iter_mut().zip(other).for_each(|(a, b)| *a += b);
             }
             // Every candidate's score; ties go to the earlier draw, then to the earlier try.
+            // A score that is not a number (overflowing targets) ranks lowest, and the first
+            // try always yields a cut inside the box.
             s.left.clear();
             s.left.resize(w, 0.0);
             let mut in_try = (f64::NEG_INFINITY, usize::MAX);
             for (&k, bin) in s.order.iter().zip(s.bins[..size].chunks_exact(w)) {
                 s.left.iter_mut().zip(bin).for_each(|(a, b)| *a += b);
                 let score = self.impurity.score(&s.left, &s.both);
+                let score = if score.is_nan() {
+                    f64::NEG_INFINITY
+                } else {
+                    score
+                };
                 if score > in_try.0 || (score == in_try.0 && k < in_try.1) {
                     in_try = (score, k);
                 }
             }
-            if in_try.0 > best.0 {
+            if attempt == 0 || in_try.0 > best.0 {
                 best = (in_try.0, dim, cuts[in_try.1]);
             }
         }

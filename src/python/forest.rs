@@ -7,7 +7,7 @@ use super::run::{Handle, Length};
 use super::tree_arrays::tree_arrays;
 use crate::error::{Error, Result};
 use crate::forest::classification::ForestClassifier;
-use crate::forest::regression::prior::{NoiseVariance, PriorOverrides};
+use crate::forest::regression::prior::{GaussianPrior, NoiseVariance, PriorOverrides};
 use crate::forest::regression::{ForestRegressor, PosteriorMode};
 use crate::forest::{ForestModel, MondrianForest};
 use crate::mondrian::guided::Guidance;
@@ -129,9 +129,10 @@ impl Forest {
     /// A regression forest. `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None:
     /// heuristic); `noise_variance`: a number, "heuristic" (None) or "within_leaf";
     /// `posterior`: "exact" or "fast"; `scale_features`: map inputs to the unit box of the
-    /// first training points.
+    /// first training points; cuts chosen among `tries` dimensions × `locations` candidates by
+    /// variance reduction (1 × 1: label-blind).
     #[staticmethod]
-    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None, posterior="exact", scale_features=true))]
+    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None, posterior="exact", scale_features=true, tries=1, locations=1))]
     #[allow(clippy::too_many_arguments)]
     fn regressor(
         n_features: usize,
@@ -144,6 +145,8 @@ impl Forest {
         noise_variance: Option<Bound<'_, PyAny>>,
         posterior: &str,
         scale_features: bool,
+        tries: usize,
+        locations: usize,
     ) -> PyResult<Self> {
         let noise_variance = match noise_variance {
             None => NoiseVariance::Heuristic,
@@ -167,6 +170,7 @@ impl Forest {
             noise_variance,
         };
         model.mode = PosteriorMode::named(posterior).map_err(to_py_err)?;
+        model.guidance = Guidance::new(tries, locations).map_err(to_py_err)?;
         Ok(Self {
             inner: Handle::new(ForestModel::Regressor(model)),
         })
@@ -197,7 +201,7 @@ impl Forest {
             seed,
             scale_features,
         )?;
-        let guidance = Guidance { tries, locations };
+        let guidance = Guidance::new(tries, locations).map_err(to_py_err)?;
         let discounts = (discount_rate, min_discount);
         let model = ForestClassifier::new(forest, n_classes, discounts, guidance);
         Ok(Self {
@@ -308,6 +312,64 @@ impl Forest {
         out.set_item("gamma2", p.gamma2)?;
         out.set_item("noise_variance", p.noise_variance)?;
         Ok(out)
+    }
+
+    /// Regression: Σ over the first `n_trees` trees of log p(y | tree) under the prior with
+    /// the given hyper-parameters.
+    #[allow(clippy::too_many_arguments)]
+    fn log_evidence(
+        &self,
+        py: Python<'_>,
+        mean: f64,
+        gamma1: f64,
+        gamma2: f64,
+        noise_variance: f64,
+        n_trees: usize,
+        n_jobs: usize,
+    ) -> PyResult<f64> {
+        let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
+        self.with_regressor(py, n_jobs, |m, pool| {
+            Ok(m.log_evidence(&prior, n_trees, pool))
+        })
+    }
+
+    /// Regression: fixes the prior's hyper-parameters (as if passed to the constructor) and
+    /// recomputes the posterior.
+    #[allow(clippy::too_many_arguments)]
+    fn fix_prior(
+        &self,
+        py: Python<'_>,
+        mean: f64,
+        gamma1: f64,
+        gamma2: f64,
+        noise_variance: f64,
+        n_jobs: usize,
+    ) -> PyResult<()> {
+        let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
+        self.inner
+            .write(py, n_jobs, Length::Short, |model, call| match model {
+                ForestModel::Regressor(m) => m.fix_prior(&prior, call.pool),
+                ForestModel::Classifier(_) => Err(not_a("regressor")),
+            })
+    }
+
+    /// Regression: the forest's leave-one-out log predictive density of its training targets
+    /// (summed), over the first `n_trees` trees, under the given hyper-parameters.
+    #[allow(clippy::too_many_arguments)]
+    fn loo_log_density(
+        &self,
+        py: Python<'_>,
+        mean: f64,
+        gamma1: f64,
+        gamma2: f64,
+        noise_variance: f64,
+        n_trees: usize,
+        n_jobs: usize,
+    ) -> PyResult<f64> {
+        let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
+        self.with_regressor(py, n_jobs, |m, pool| {
+            Ok(m.loo_log_density(&prior, n_trees, pool))
+        })
     }
 
     /// Regression: posterior mean and variance of every node mean of tree `index`.

@@ -140,7 +140,12 @@ def test_label_blind_cuts_are_the_mondrian_trees() -> None:
             random_state=7,
         ).fit(X, distinct)
         mondrian = MondrianForestRegressor(
-            n_estimators=5, lifetime=lifetime, min_samples_split=2, random_state=7
+            n_estimators=5,
+            lifetime=lifetime,
+            min_samples_split=2,
+            candidate_dimensions=1,
+            candidate_locations=1,
+            random_state=7,
         ).fit(X, np.zeros(len(X)))
         for m in range(5):
             a, b = blind.tree_arrays(m), mondrian.tree_arrays(m)

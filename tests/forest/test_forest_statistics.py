@@ -14,6 +14,9 @@ from mondrian_learn import MondrianForestRegressor
 
 Z = 4.5
 
+#: One candidate cut: the label-blind Mondrian process these properties are theorems about.
+BLIND = {"candidate_dimensions": 1, "candidate_locations": 1}
+
 
 def _leaves(X: np.ndarray, m: int, lifetime: float, seed: int, mss: int = 2) -> np.ndarray:
     """Leaf ids, shape (n_points, m), of m trees sampled on X."""
@@ -24,6 +27,7 @@ def _leaves(X: np.ndarray, m: int, lifetime: float, seed: int, mss: int = 2) -> 
         random_state=seed,
         n_jobs=2,
         scale_features=False,
+        **BLIND,
     )
     return model.fit(X, np.zeros(len(X))).apply(X)
 
@@ -59,7 +63,12 @@ def test_poisson_structure_in_one_dimension() -> None:
     gaps = np.diff(np.sort(X[:, 0]))
     p = -np.expm1(-lifetime * gaps)
     model = MondrianForestRegressor(
-        n_estimators=m, lifetime=lifetime, min_samples_split=2, random_state=1, scale_features=False
+        n_estimators=m,
+        lifetime=lifetime,
+        min_samples_split=2,
+        random_state=1,
+        scale_features=False,
+        **BLIND,
     ).fit(X, np.zeros(len(X)))
     counts = model.n_leaves_
     expected, var = 1 + p.sum(), (p * (1 - p)).sum()
@@ -97,7 +106,12 @@ def test_online_equals_batch_in_distribution(lifetime: float, mss: int) -> None:
     y = np.zeros(len(X))
     m = 3000
     params = dict(
-        n_estimators=m, lifetime=lifetime, min_samples_split=mss, n_jobs=2, scale_features=False
+        n_estimators=m,
+        lifetime=lifetime,
+        min_samples_split=mss,
+        n_jobs=2,
+        scale_features=False,
+        **BLIND,
     )
     batch = MondrianForestRegressor(random_state=3, **params).fit(X, y)
     online = MondrianForestRegressor(random_state=4, **params)

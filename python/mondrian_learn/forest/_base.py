@@ -3,6 +3,7 @@ parameters, fitting in parallel with progress, online extension, routing and nod
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -16,6 +17,7 @@ from mondrian_learn._validation import (
     RUNTIME,
     Boolean,
     Integer,
+    Options,
     Param,
     Real,
     as_core_array,
@@ -43,7 +45,20 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
         "min_samples_split": Param(10, Integer(low=2)),
         **RUNTIME,
         "scale_features": Param(True, Boolean()),
+        "candidate_dimensions": Param(
+            1 / 3, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
+        ),
+        "candidate_locations": Param(6, *COUNT),
     }
+
+    def _candidates(self, n_features: int) -> int:
+        """T, the dimensions drawn per label-guided cut, for ``n_features`` features."""
+        t = self.candidate_dimensions
+        if t == "sqrt":
+            return max(1, int(math.sqrt(n_features)))
+        if isinstance(t, float):
+            return max(1, int(t * n_features))
+        return int(t)
 
     def _new_model(self, n_features: int, seed: int) -> Any:
         raise NotImplementedError
@@ -87,8 +102,12 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
                 X, y, self.n_estimators, n_jobs, slice_size, progress
             ),
         )
+        self._finish_fit(model, y, n_jobs)
         self.model_ = model
         return self
+
+    def _finish_fit(self, model: Any, y: np.ndarray, n_jobs: int) -> None:
+        """Work on the fitted core model before it is kept (none by default)."""
 
     def _check_tree_index(self, index: Any) -> int:
         check_is_fitted(self)

@@ -4,7 +4,6 @@ nodes (Lakshminarayanan, Roy & Teh, NIPS 2014), with cuts optionally guided by t
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,6 @@ from mondrian_learn._base import document, restore_on_failure
 from mondrian_learn._validation import (
     COUNT,
     Integer,
-    Options,
     Param,
     Real,
     as_core_array,
@@ -125,20 +123,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         "min_samples_split": Param(2, Integer(low=2)),
         "discount_rate": Param(None, None, Real(low=0)),
         "min_discount": Param(0.01, Real(low=0, high=1)),
-        "candidate_dimensions": Param(
-            1 / 3, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
-        ),
-        "candidate_locations": Param(6, *COUNT),
     }
-
-    def _candidates(self, n_features: int) -> int:
-        """T for ``n_features`` features."""
-        t = self.candidate_dimensions
-        if t == "sqrt":
-            return max(1, int(math.sqrt(n_features)))
-        if isinstance(t, float):
-            return max(1, int(t * n_features))
-        return int(t)
 
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None

@@ -12,7 +12,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mondrian_learn import _core
 from mondrian_learn._base import document
 from mondrian_learn._validation import (
+    COUNT,
     POSITIVE,
+    Integer,
     Options,
     Param,
     Real,
@@ -20,6 +22,7 @@ from mondrian_learn._validation import (
     check_parameter,
 )
 from mondrian_learn.forest._base import MondrianForestBase
+from mondrian_learn.forest._hyperparameters import select_prior
 
 
 class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
@@ -27,12 +30,17 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
 
     Each tree is a Mondrian process restricted to the training points (Lakshminarayanan,
     Roy & Teh, AISTATS 2016, Alg. 1–2) with a lifetime λ: a block splits at time
-    ``t + E``, ``E ~ Exp(linear dimension of its data box)``, on a dimension drawn in
-    proportion to its extent at a uniform location, unless that time exceeds ``lifetime``,
-    the block holds fewer than ``min_samples_split`` points, or all its points coincide.
-    ``partial_fit`` extends the trees by the conditional Mondrian (NIPS 2014,
-    "ExtendMondrianBlock"), so a forest grown online has the same distribution as one fitted
-    on all points at once.
+    ``t + E``, ``E ~ Exp(linear dimension of its data box)``, unless that time exceeds
+    ``lifetime``, the block holds fewer than ``min_samples_split`` points, or all its points
+    coincide. Where it cuts is guided by the targets (the label-guided-splits poster, with
+    CART's variance reduction for information gain): ``candidate_dimensions`` dimensions are
+    drawn with probability ∝ extent and ``candidate_locations`` locations uniformly in each, and
+    the candidate that reduces the squared deviations of the block's targets most is the cut.
+    The split time is unchanged, so ``lifetime`` keeps its meaning; one candidate (1 × 1) is the
+    label-blind Mondrian forest of the paper, whose trees do not depend on y. ``partial_fit``
+    extends the trees by the conditional Mondrian (NIPS 2014, "ExtendMondrianBlock"); for the
+    label-blind forest the result has the distribution of a batch fit on all points; with
+    guidance, cuts that fall outside an old box cannot be guided (no old point lies there).
 
     Predictions follow §3 of the paper: node means have a hierarchical Gaussian prior
     ``μ_root ~ N(μ_H, φ_root)``, ``μ_j ~ N(μ_parent, φ_j)``,
@@ -42,15 +50,21 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     dimension by which it lies outside node j's box. The predictive is the resulting mixture
     of Gaussians, averaged over trees: its standard deviation grows away from the data.
 
+    The hyper-parameters (γ₁, γ₂, σ_y²; μ_H is the mean target) are by default those that
+    maximise each tree's marginal likelihood ``log p(y | tree, γ₁, γ₂, σ_y²)`` (exact, from
+    the belief propagation's normalising constants), summed over the first 10 trees; the
+    paper's closed-form heuristic remains available. Defaults were chosen on eight regression
+    sets against scikit-learn's forests (``benches/RESULTS.md``, issue 15).
+
     Parameters
     ----------
-    n_estimators : int, default=10
-        Number of trees M.
+    n_estimators : int, default=100
+        Number of trees M (as scikit-learn's forests).
     lifetime : float, default=inf
         Lifetime λ of the Mondrian process, in the units of the features after scaling to the
         unit box (``scale_features=True``; raw units of X otherwise); ``np.inf`` grows until
         ``min_samples_split`` stops it.
-    min_samples_split : int, default=10
+    min_samples_split : int, default=2
         A block with fewer points does not split (it resumes when online updates bring more);
         at least 2.
     random_state : int, RandomState or None, default=None
@@ -64,23 +78,34 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         Map each feature to [0, 1] by its range in the first fit, as the paper does; ``lifetime``,
         ``gamma2`` and the node boxes are then in those units (``data_min_``, ``data_scale_``).
         Points outside the training range are fine. False keeps raw coordinates.
+    candidate_dimensions : int, float or "sqrt", default=1.0
+        T: dimensions drawn per cut (an int; a fraction of n_features, at least 1; "sqrt"). The
+        default draws as many as there are features (with replacement, ∝ extent).
+    candidate_locations : int, default=6
+        Q: locations drawn in each candidate dimension (the poster's 6). T = Q = 1:
+        label-blind cuts.
+    hyperparameters : {"evidence", "heuristic", "leave_one_out"}, default="evidence"
+        How γ₁, γ₂ and σ_y² not fixed below are chosen at ``fit``: "evidence" maximises the
+        trees' marginal likelihood (Nelder–Mead in log space); "heuristic" is the paper's
+        closed form (below); "leave_one_out" maximises the forest mixture's exact
+        leave-one-out log density of the training targets (trees held fixed) — it scores the
+        predictive itself, but on targets with repeated values it can drive σ_y² towards 0.
+        ``partial_fit`` keeps the values chosen at ``fit`` (see ``prior_``).
     prior_mean, gamma1, gamma2 : float or None, default=None
-        Fix μ_H, γ₁ or γ₂ instead of the paper's heuristic, recomputed from all targets
-        seen so far: μ_H = mean(y), v = var(y), K = min(2N, 500), γ₁ = 2vK/(K + 2),
+        Fix μ_H, γ₁ or γ₂. The heuristic recomputes them from all targets seen so far:
+        μ_H = mean(y), v = var(y), K = min(2N, 500), γ₁ = 2vK/(K + 2),
         γ₂ = D / (2 log₂ N) (the authors' code's divisor; the paper's text says 20, which
         measured worse: see benches/RESULTS.md).
     noise_variance : float, "heuristic", "within_leaf" or None, default=None
-        Label noise σ_y²: a fixed value; the paper's heuristic v/K ("heuristic" or None); or
-        "within_leaf", the variance of the targets around their leaf means pooled over all
-        trees. The heuristic is often far below the real noise (v/500), which makes
-        intervals overconfident; "within_leaf" estimates it from the data.
+        Label noise σ_y²: a fixed value; the paper's heuristic v/K ("heuristic"); "within_leaf",
+        the variance of the targets around their leaf means pooled over all trees; or None,
+        chosen by ``hyperparameters`` (the heuristic's v/K under "heuristic").
     posterior : {"exact", "fast"}, default="exact"
         How ``partial_fit`` updates the posterior. "exact": belief propagation over every
-        node with the hyper-parameters recomputed, run once before the next prediction
-        (O(nodes) per batch of updates). "fast" (paper §5.3): O(depth) per new point and tree —
-        the likelihoods on the new points' root-to-leaf paths are exact and those paths'
-        posteriors recomputed, while other nodes keep the messages of the last full pass and
-        the hyper-parameters stay frozen; a full exact pass runs whenever the number of
+        node, run once before the next prediction (O(nodes) per batch of updates). "fast"
+        (paper §5.3): O(depth) per new point and tree — the likelihoods on the new points'
+        root-to-leaf paths are exact and those paths' posteriors recomputed, while other nodes
+        keep the messages of the last full pass; a full exact pass runs whenever the number of
         points has doubled since the last one. Batch ``fit`` is exact in both modes.
 
     Attributes
@@ -112,6 +137,12 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         "gamma2": Param(None, None, *POSITIVE),
         "noise_variance": Param(None, None, Options({"heuristic", "within_leaf"}), *POSITIVE),
         "posterior": Param("exact", Options({"exact", "fast"})),
+        "n_estimators": Param(100, *COUNT),
+        "min_samples_split": Param(2, Integer(low=2)),
+        "candidate_dimensions": Param(
+            1.0, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
+        ),
+        "hyperparameters": Param("evidence", Options({"heuristic", "evidence", "leave_one_out"})),
     }
 
     def _training_data(
@@ -135,6 +166,21 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
             optional(self.noise_variance),
             self.posterior,
             bool(self.scale_features),
+            self._candidates(n_features),
+            int(self.candidate_locations),
+        )
+
+    def _finish_fit(self, model: Any, y: np.ndarray, n_jobs: int) -> None:
+        if self.hyperparameters == "heuristic":
+            return
+        fixed = {
+            name: float(value)
+            for name, value in model.prior(n_jobs).items()
+            if name != "mean" and getattr(self, name) is not None
+        }
+        prior = select_prior(model, self.hyperparameters, fixed, float(np.var(y)), n_jobs, len(y))
+        model.fix_prior(
+            prior["mean"], prior["gamma1"], prior["gamma2"], prior["noise_variance"], n_jobs
         )
 
     def predict(self, X: Any, return_std: bool = False) -> Any:
@@ -212,6 +258,30 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         ``noise_variance``."""
         check_is_fitted(self)
         return dict(self.model_.prior(self._threads()))
+
+    def log_marginal_likelihood(self, n_trees: int | None = None) -> float:
+        """Σ over trees of log p(y | tree, prior_): each tree's exact marginal likelihood of
+        the training targets under the hierarchical Gaussian prior in use (the criterion of
+        ``hyperparameters="evidence"``).
+
+        Parameters
+        ----------
+        n_trees : int or None, default=None
+            Sum over the first ``n_trees`` trees (None: all).
+
+        Returns
+        -------
+        log_likelihood : float
+        """
+        check_is_fitted(self)
+        k = self.model_.n_trees if n_trees is None else n_trees
+        check_parameter("n_trees", k, [Integer(low=1)])
+        p = self.prior_
+        return float(
+            self.model_.log_evidence(
+                p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"], int(k), self._threads()
+            )
+        )
 
     def node_posterior(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of every node mean of tree ``index``.

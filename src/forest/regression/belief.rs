@@ -163,16 +163,7 @@ pub fn tree_posterior(
         .collect();
     let phi = |j: u32| increments[j as usize];
     let noise = prior.noise_variance;
-    // Batch-grown trees number every parent before its children: then id order is a
-    // pre-order and both passes stream through memory. Online updates insert parents after
-    // their children; such trees are walked in an explicit pre-order.
-    let ids_are_preorder = tree.root == 0
-        && tree
-            .parent
-            .iter()
-            .enumerate()
-            .all(|(j, &p)| p == NONE || (p as usize) < j);
-    if ids_are_preorder {
+    let Some(order) = explicit_preorder(tree) else {
         for j in (0..n as u32).rev() {
             out.update_from_below(tree, leaf_sum, noise, &phi, j);
         }
@@ -180,8 +171,7 @@ pub fn tree_posterior(
             out.update_from_above(tree, prior.mean, &phi, j);
         }
         return out;
-    }
-    let order = tree.preorder();
+    };
     // Upward: likelihood from below, children first; then downward, parents first.
     for &j in order.iter().rev() {
         out.update_from_below(tree, leaf_sum, noise, &phi, j);
@@ -190,6 +180,16 @@ pub fn tree_posterior(
         out.update_from_above(tree, prior.mean, &phi, j);
     }
     out
+}
+
+/// A pre-order of `tree`'s nodes, or `None` when its ids already are one. Batch-grown trees
+/// number every parent before its children, so passes stream through memory in id order;
+/// online updates insert parents after their children, and such trees need the explicit
+/// order.
+pub fn explicit_preorder(tree: &MondrianTree) -> Option<Vec<u32>> {
+    let ids_are_preorder = tree.root == 0
+        && (tree.parent.iter().enumerate()).all(|(j, &p)| p == NONE || (p as usize) < j);
+    (!ids_are_preorder).then(|| tree.preorder())
 }
 
 /// The fast online update (AISTATS 2016, §5.3: O(depth) per new point): after the leaves

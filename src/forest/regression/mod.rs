@@ -1,34 +1,50 @@
 //! Mondrian forest regression with the hierarchical Gaussian prior of Lakshminarayanan, Roy &
 //! Teh (AISTATS 2016): the prior and its hyper-parameters ([`prior`]), the exact posterior of
 //! every node mean by belief propagation ([`belief`]), and the branch-off mixture predictive
-//! ([`predictive`], [`mixture`]). Online updates are in [`online`].
+//! ([`predictive`], [`mixture`]). Online updates are in [`online`]. Cuts may be guided by the
+//! targets ([`crate::mondrian::guided`]) with variance reduction ([`variance`]).
 //!
 //! Leaves keep Σy ([`leaf_stats`]); after an online step only the leaves whose points changed
 //! are summed again. The posterior then follows the [`PosteriorMode`]: recomputed exactly
 //! (lazily, at the next prediction) or updated along the new points' paths.
 
 pub mod belief;
+pub mod evidence;
 pub mod leaf_stats;
 pub mod mixture;
 pub mod online;
 pub mod predictive;
 pub mod prior;
+pub mod variance;
 
 use super::data::check_targets;
 use super::{Growing, MondrianForest};
 use crate::error::{Error, Result};
+use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PureMondrian;
 use belief::{tree_posterior, Gaussian, TreePosterior};
 use leaf_stats::LeafStats;
 use ndarray::{ArrayView1, ArrayView2};
 pub use online::PosteriorMode;
-use prior::{heuristic_prior, GaussianPrior, PriorOverrides, TargetStats};
+use prior::{heuristic_prior, GaussianPrior, NoiseVariance, PriorOverrides, TargetStats};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
+use variance::TargetVariance;
 
-/// The split policy of the regression trees: label-blind Mondrian cuts.
-const POLICY: PureMondrian = PureMondrian;
+/// The regression trees' split policy: Mondrian cuts, guided by variance reduction when
+/// `guidance` asks for candidates (never pausing for the model).
+fn policy<'a>(
+    y: &'a [f64],
+    stats: &TargetStats,
+    guidance: Guidance,
+) -> Guided<PureMondrian, TargetVariance<'a>> {
+    Guided {
+        base: PureMondrian,
+        guidance,
+        impurity: TargetVariance::new(y, stats),
+    }
+}
 
 /// A forest plus the targets of its points and each leaf's prediction.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -41,6 +57,8 @@ pub struct ForestRegressor {
     /// Hyper-parameters fixed by the caller (`None`: the heuristic).
     pub overrides: PriorOverrides,
     pub mode: PosteriorMode,
+    /// Candidate cuts per split (T dimensions × Q locations; 1 × 1: label-blind).
+    pub guidance: Guidance,
     /// The prior in use (`None` while the posterior is stale).
     prior: Option<GaussianPrior>,
     posteriors: Vec<TreePosterior>,
@@ -58,6 +76,7 @@ impl ForestRegressor {
             leaf_stats: Vec::new(),
             overrides: PriorOverrides::default(),
             mode: PosteriorMode::default(),
+            guidance: Guidance::NONE,
             prior: None,
             posteriors: Vec::new(),
             rows_at_full_pass: 0,
@@ -81,7 +100,8 @@ impl ForestRegressor {
         self.forest.add_points(x)?;
         self.target_stats = stats;
         self.y.extend(y.iter());
-        self.forest.grow_to(&POLICY, how, progress)?;
+        let rule = policy(&self.y, &self.target_stats, self.guidance);
+        self.forest.grow_to(&rule, how, progress)?;
         let pool = how.pool;
         let all_leaves: Vec<Vec<u32>> = (self.forest.trees.iter())
             .map(|t| (0..t.n_nodes() as u32).filter(|&j| t.is_leaf(j)).collect())
@@ -126,6 +146,65 @@ impl ForestRegressor {
             .collect())
     }
 
+    /// Fixes every hyper-parameter to `prior`'s and recomputes the posterior.
+    pub fn fix_prior(&mut self, prior: &GaussianPrior, pool: &ThreadPool) -> Result<()> {
+        self.overrides = PriorOverrides {
+            mean: Some(prior.mean),
+            gamma1: Some(prior.gamma1),
+            gamma2: Some(prior.gamma2),
+            noise_variance: NoiseVariance::Fixed(prior.noise_variance),
+        };
+        self.refresh_posterior(pool)
+    }
+
+    /// Σ over the first `n_trees` trees of log p(y | tree, `prior`) (the marginal likelihood
+    /// of [`evidence`]); the trees do not depend on the prior, so any prior can be scored.
+    pub fn log_evidence(&self, prior: &GaussianPrior, n_trees: usize, pool: &ThreadPool) -> f64 {
+        let n = n_trees.min(self.forest.trees.len());
+        let (trees, stats) = (&self.forest.trees[..n], &self.leaf_stats[..n]);
+        pool.install(|| {
+            (trees.par_iter().zip(stats))
+                .map(|(tree, stats)| evidence::tree_log_evidence(tree, stats, prior))
+                .sum()
+        })
+    }
+
+    /// Σ_i log (1/k Σ_{m<k} p_m(y_i | other labels)) over the training points, k = `n_trees`
+    /// (at most the forest's): the forest's leave-one-out predictive log density with the
+    /// trees held fixed, under `prior` (belief propagation on the k trees first).
+    pub fn loo_log_density(&self, prior: &GaussianPrior, n_trees: usize, pool: &ThreadPool) -> f64 {
+        let k = n_trees.min(self.forest.trees.len());
+        let n = self.y.len();
+        let (trees, stats, y) = (&self.forest.trees[..k], &self.leaf_stats[..k], &self.y);
+        let per_tree: Vec<Vec<f64>> = pool.install(|| {
+            (trees.par_iter().zip(stats))
+                .map(|(tree, stats)| {
+                    let posterior = tree_posterior(tree, &stats.sum, prior);
+                    let mut out = vec![f64::NEG_INFINITY; n];
+                    evidence::tree_loo_log_density(tree, stats, &posterior, prior, y, &mut out);
+                    out
+                })
+                .collect()
+        });
+        let log_k = (k.max(1) as f64).ln();
+        pool.install(|| {
+            (0..n)
+                .into_par_iter()
+                .map(|i| {
+                    let top = per_tree
+                        .iter()
+                        .map(|v| v[i])
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    if top == f64::NEG_INFINITY {
+                        return top;
+                    }
+                    let sum: f64 = per_tree.iter().map(|v| (v[i] - top).exp()).sum();
+                    top + sum.ln() - log_k
+                })
+                .sum()
+        })
+    }
+
     /// Recomputes the prior and every tree's posterior.
     fn refresh_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
         let prior = heuristic_prior(
@@ -155,6 +234,8 @@ impl ForestRegressor {
             && self.y.iter().all(|v| v.is_finite())
             && self.target_stats.is_consistent(self.y.len())
             && self.overrides.is_valid()
+            && self.guidance.tries >= 1
+            && self.guidance.locations >= 1
             && self.prior.is_none_or(|p| {
                 GaussianPrior::new(p.mean, p.gamma1, p.gamma2, p.noise_variance).is_ok()
             })

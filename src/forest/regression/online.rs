@@ -3,7 +3,7 @@
 
 use super::belief::{update_paths, TreePosterior};
 use super::leaf_stats::LeafStats;
-use super::{ForestRegressor, POLICY};
+use super::{policy, ForestRegressor};
 use crate::error::{Error, Result};
 use crate::forest::data::check_targets;
 use crate::mondrian::MondrianTree;
@@ -55,7 +55,8 @@ impl ForestRegressor {
         let rows = self.forest.add_online_points(x)?;
         self.target_stats = stats;
         self.y.extend(y.iter());
-        let changed = self.forest.extend(rows, &POLICY, pool);
+        let rule = policy(&self.y, &self.target_stats, self.guidance);
+        let changed = self.forest.extend(rows, &rule, pool);
         self.refresh_leaf_stats(&changed, pool);
         let fast = self.mode == PosteriorMode::Fast
             && self.prior.is_some()

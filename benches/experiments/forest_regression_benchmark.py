@@ -1,0 +1,234 @@
+"""Mondrian forest regression against the forests users pick instead: RMSE, NLPD, calibration.
+
+On the eight regression sets of ``../shared/data`` (seeded 80/20 splits, ``--repeats`` of them)
+prints, per set and averaged over splits: RMSE, NLPD (negative mean log predictive density),
+the mean pinball loss over the quantiles 0.05, 0.10, …, 0.95 and the worst coverage error
+(observed − nominal coverage of the central intervals at 10 %, 20 %, …, 90 %) of
+
+* ``MF`` — ``MondrianForestRegressor`` with the package defaults, and any ``--variant``
+  ``name:param=value,param=value`` (values are Python literals);
+* ``RF`` / ``ET`` — scikit-learn ``RandomForestRegressor`` / ``ExtraTreesRegressor`` (100
+  trees), Gaussian predictive with the across-tree standard deviation (floored at 1e-9 × sd(y)
+  where all trees agree, which the issue's table left blank);
+* ``QRF`` — ``quantile_forest.RandomForestQuantileRegressor`` (100 trees): pinball loss and
+  coverage from its quantiles (a quantile forest has no density, so no NLPD);
+* ``NGB`` — ``ngboost.NGBRegressor()`` with its defaults (Normal).
+
+Peers' results are cached in ``--cache`` (per set, split and model), so tuning runs only fit
+the Mondrian variants. The summary gives each model's RMSE ratio to RF per set and on average,
+on how many sets its NLPD beats each peer's, and on how many its intervals are calibrated
+(|coverage error| ≤ 0.05 at every level).
+
+Usage::
+
+    python benches/experiments/forest_regression_benchmark.py --repeats 5
+    python benches/experiments/forest_regression_benchmark.py --repeats 2 --models MF \\
+        --variant "blind:candidate_dimensions=1,candidate_locations=1"
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import (
+    DEFAULT_DATA,
+    REGRESSION_SETS,
+    experiment_parser,
+    import_mondrian_forest_regressor,
+    load_regression,
+    machine_info,
+    rmse,
+)
+from scipy.stats import norm
+
+QUANTILES = np.round(np.arange(0.05, 0.951, 0.05), 2)
+LEVELS = np.round(np.arange(0.1, 0.91, 0.1), 1)
+
+
+def pinball(y: np.ndarray, q: np.ndarray) -> float:
+    """Mean pinball loss of the quantile predictions ``q`` (n × len(QUANTILES))."""
+    diff = y[:, None] - q
+    return float(np.mean(np.maximum(QUANTILES * diff, (QUANTILES - 1) * diff)))
+
+
+def coverage_errors(y: np.ndarray, q: np.ndarray) -> list[float]:
+    """Observed − nominal coverage of the central intervals at LEVELS, from quantiles at
+    QUANTILES (the interval at level c is [q_{(1−c)/2}, q_{(1+c)/2}])."""
+    index = {round(float(a), 2): i for i, a in enumerate(QUANTILES)}
+    errors = []
+    for c in LEVELS:
+        lo, hi = index[round((1 - c) / 2, 2)], index[round((1 + c) / 2, 2)]
+        errors.append(float(np.mean((y >= q[:, lo]) & (y <= q[:, hi])) - c))
+    return errors
+
+
+def gaussian_scores(y: np.ndarray, mean: np.ndarray, std: np.ndarray) -> dict[str, Any]:
+    q = mean[:, None] + std[:, None] * norm.ppf(QUANTILES)[None, :]
+    return {
+        "rmse": rmse(mean, y),
+        "nlpd": float(-np.mean(norm.logpdf(y, mean, std))),
+        "pinball": pinball(y, q),
+        "coverage": coverage_errors(y, q),
+    }
+
+
+def across_trees(model: Any, X: np.ndarray, y_train: np.ndarray) -> tuple[np.ndarray, ...]:
+    per_tree = np.stack([t.predict(X) for t in model.estimators_])
+    return per_tree.mean(0), np.maximum(per_tree.std(0), 1e-9 * y_train.std())
+
+
+def run_peer(name: str, data: tuple[np.ndarray, ...], seed: int) -> dict[str, Any]:
+    from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+
+    X, y, X_test, y_test = data
+    start = time.perf_counter()
+    if name in ("RF", "ET"):
+        kind = RandomForestRegressor if name == "RF" else ExtraTreesRegressor
+        model = kind(n_estimators=100, n_jobs=2, random_state=seed).fit(X, y)
+        out = gaussian_scores(y_test, *across_trees(model, X_test, y))
+    elif name == "QRF":
+        from quantile_forest import RandomForestQuantileRegressor
+
+        model = RandomForestQuantileRegressor(n_estimators=100, n_jobs=2, random_state=seed)
+        model.fit(X, y)
+        q = model.predict(X_test, quantiles=list(QUANTILES))
+        mean = model.predict(X_test, quantiles="mean", aggregate_leaves_first=False)
+        out = {
+            "rmse": rmse(mean, y_test),
+            "nlpd": None,
+            "pinball": pinball(y_test, q),
+            "coverage": coverage_errors(y_test, q),
+        }
+    elif name == "NGB":
+        from ngboost import NGBRegressor
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = NGBRegressor(verbose=False, random_state=seed).fit(X, y)
+            dist = model.pred_dist(X_test)
+        out = gaussian_scores(y_test, dist.params["loc"], dist.params["scale"])
+    else:
+        raise ValueError(f"unknown peer {name}")
+    out["seconds"] = time.perf_counter() - start
+    return out
+
+
+def run_mondrian(params: dict[str, Any], data: tuple[np.ndarray, ...], seed: int) -> dict:
+    regressor = import_mondrian_forest_regressor()
+    X, y, X_test, y_test = data
+    start = time.perf_counter()
+    model = regressor(n_jobs=2, random_state=seed, **params).fit(X, y)
+    fit_s = time.perf_counter() - start
+    mean = model.predict(X_test)
+    q = model.predict_quantiles(X_test, QUANTILES)
+    return {
+        "rmse": rmse(mean, y_test),
+        "nlpd": float(-np.mean(model.log_predictive_density(X_test, y_test))),
+        "pinball": pinball(y_test, q),
+        "coverage": coverage_errors(y_test, q),
+        "seconds": time.perf_counter() - start,
+        "fit_seconds": fit_s,
+    }
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
+    name, _, rest = text.partition(":")
+    params = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            params[key.strip()] = ast.literal_eval(value.strip())
+        except ValueError:
+            params[key.strip()] = value.strip()
+    return name, params
+
+
+def mean_of(results: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("rmse", "nlpd", "pinball", "seconds"):
+        values = [r[key] for r in results]
+        out[key] = None if values[0] is None else float(np.mean(values))
+    out["coverage"] = list(np.mean([r["coverage"] for r in results], axis=0))
+    return out
+
+
+def main() -> None:
+    parser = experiment_parser(__doc__, data=True)
+    parser.add_argument("--sets", nargs="+", default=list(REGRESSION_SETS))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--models", nargs="+", default=["MF", "RF", "ET", "QRF", "NGB"])
+    parser.add_argument("--variant", action="append", default=[])
+    parser.add_argument("--cache", default="benches/out/regression_peers.json")
+    args = parser.parse_args()
+    print(machine_info())
+    cache_path = Path(args.cache)
+    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    mondrian = {"MF": {}} if "MF" in args.models else {}
+    mondrian.update(parse_variant(v) for v in args.variant)
+    peers = [m for m in args.models if m != "MF"]
+    names = list(mondrian) + peers
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for data_name in args.sets:
+        per_model: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+        for seed in range(args.repeats):
+            data = load_regression(data_name, args.data or DEFAULT_DATA, seed=seed)
+            for name, params in mondrian.items():
+                per_model[name].append(run_mondrian(params, data, seed))
+            for name in peers:
+                key = f"{data_name}/{seed}/{name}"
+                if key not in cache:
+                    cache[key] = run_peer(name, data, seed)
+                    cache_path.parent.mkdir(parents=True, exist_ok=True)
+                    cache_path.write_text(json.dumps(cache))
+                per_model[name].append(cache[key])
+        table[data_name] = {n: mean_of(r) for n, r in per_model.items()}
+        print(f"\n{data_name} (mean of {args.repeats} splits)")
+        print(f"{'model':<22}{'RMSE':>12}{'NLPD':>9}{'pinball':>11}{'max|cov err|':>13}{'s':>7}")
+        for n, r in table[data_name].items():
+            nlpd = "—" if r["nlpd"] is None else f"{r['nlpd']:.4g}"
+            worst = max(abs(c) for c in r["coverage"])
+            print(
+                f"{n:<22}{r['rmse']:>12.5g}{nlpd:>9}{r['pinball']:>11.4g}{worst:>13.3f}"
+                f"{r['seconds']:>7.1f}"
+            )
+        cov = " ".join(f"{c:+.3f}" for c in table[data_name][names[0]]["coverage"])
+        print(f"  {names[0]} coverage errors at 10…90 %: {cov}")
+    summarise(table, names, list(mondrian))
+
+
+def summarise(table: dict, names: list[str], ours: list[str]) -> None:
+    print("\nRMSE / RF's RMSE per set, and summary")
+    sets = list(table)
+    print(f"{'model':<22}" + "".join(f"{s[:9]:>10}" for s in sets) + f"{'mean':>8}{'max':>7}")
+    for n in names:
+        if "RF" not in names:
+            break
+        ratios = [table[s][n]["rmse"] / table[s]["RF"]["rmse"] for s in sets]
+        print(
+            f"{n:<22}"
+            + "".join(f"{r:>10.3f}" for r in ratios)
+            + f"{np.mean(ratios):>8.3f}{max(ratios):>7.3f}"
+        )
+    for n in ours:
+        wins = []
+        for peer in names:
+            if peer in ours or table[sets[0]][peer]["nlpd"] is None:
+                continue
+            better = sum(table[s][n]["nlpd"] < table[s][peer]["nlpd"] for s in sets)
+            wins.append(f"NLPD better than {peer} on {better}/{len(sets)}")
+        if "QRF" in names:
+            better = sum(table[s][n]["pinball"] < table[s]["QRF"]["pinball"] for s in sets)
+            wins.append(f"pinball better than QRF on {better}/{len(sets)}")
+        calibrated = sum(max(abs(c) for c in table[s][n]["coverage"]) <= 0.05 for s in sets)
+        wins.append(f"calibrated (±0.05) on {calibrated}/{len(sets)}")
+        print(f"{n}: " + "; ".join(wins))
+
+
+if __name__ == "__main__":
+    main()
