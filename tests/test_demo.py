@@ -35,7 +35,7 @@ def test_demo_prints_table_and_saves_partition_plot(tmp_path: Path) -> None:
         check=True,
         timeout=300,
     )
-    rmse = table(r"^(.+?)\s+(\d+\.\d+)(?:\s+\d+\.\d+)?$", result.stdout)
+    rmse = table(r"^(.+?)\s+(\d+\.\d+)(?:\s+\d+\.\d+){0,2}$", result.stdout)
     baseline = rmse["predicting the training mean"]
     assert rmse["Mondrian forest (batch)"] < 0.9 * baseline
     assert rmse["Mondrian forest (online, 10 chunks)"] < 0.9 * baseline

@@ -9,6 +9,7 @@ from scipy.special import expit, logsumexp
 from scipy.stats import multivariate_normal
 
 from mondrian_learn import MondrianForestRegressor
+from mondrian_learn.forest._hyperparameters import SCORED_TREES
 
 BLIND = {"candidate_dimensions": 1, "candidate_locations": 1}
 
@@ -105,7 +106,8 @@ def test_the_evidence_optimum_recovers_the_generating_prior() -> None:
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(6000, 3))
     params = dict(n_estimators=1, min_samples_split=40, random_state=3, **BLIND)
-    first = MondrianForestRegressor(**params).fit(X, np.zeros(len(X)))
+    first = MondrianForestRegressor(**params, hyperparameters="heuristic")
+    first.fit(X, np.zeros(len(X)))
     y = _draw_from_the_prior(first.tree_arrays(0), first.apply(X)[:, 0], truth, seed=5)
     model = MondrianForestRegressor(
         **params, hyperparameters="evidence", gamma2=truth["gamma2"], prior_mean=truth["mean"]
@@ -129,7 +131,7 @@ def test_chosen_priors_keep_what_the_caller_fixed_and_improve_their_criterion() 
     loo = MondrianForestRegressor(**common, hyperparameters="leave_one_out").fit(X, y)
     assert loo.prior_["gamma2"] == 0.5 and loo.prior_["mean"] == heuristic["mean"]
     score = lambda p: loo.model_.loo_log_density(  # noqa: E731
-        p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"], 10, 1
+        p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"], SCORED_TREES, 1
     )
     assert score(loo.prior_) > score(heuristic)
     fixed = MondrianForestRegressor(

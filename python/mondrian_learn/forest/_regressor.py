@@ -52,7 +52,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
 
     The hyper-parameters (γ₁, γ₂, σ_y²; μ_H is the mean target) are by default those that
     maximise each tree's marginal likelihood ``log p(y | tree, γ₁, γ₂, σ_y²)`` (exact, from
-    the belief propagation's normalising constants), summed over the first 10 trees; the
+    the belief propagation's normalising constants), summed over the first 4 trees; the
     paper's closed-form heuristic remains available. Defaults were chosen on eight regression
     sets against scikit-learn's forests (``benches/RESULTS.md``, issue 15).
 
@@ -86,7 +86,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         label-blind cuts.
     hyperparameters : {"evidence", "heuristic", "leave_one_out"}, default="evidence"
         How γ₁, γ₂ and σ_y² not fixed below are chosen at ``fit``: "evidence" maximises the
-        trees' marginal likelihood (Nelder–Mead in log space); "heuristic" is the paper's
+        trees' marginal likelihood (L-BFGS-B in log space); "heuristic" is the paper's
         closed form (below); "leave_one_out" maximises the forest mixture's exact
         leave-one-out log density of the training targets (trees held fixed) — it scores the
         predictive itself, but on targets with repeated values it can drive σ_y² towards 0.

@@ -38,6 +38,13 @@ pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &Gaussia
     }
     let noise = prior.noise_variance;
     let log_two_pi_noise = (2.0 * PI * noise).ln();
+    // The prior variance still to come after each node's birth, γ₁ (1 − σ(γ₂ τ_j)) =
+    // γ₁ σ(−γ₂ τ_j): one exponential per node, and the increments are differences of it,
+    // accurate even where σ(γ₂ τ) rounds to 1 (it cancels only for nearly equal times, where
+    // the increment is negligible beside the noise).
+    let remaining: Vec<f64> = (tree.nodes.iter())
+        .map(|node| prior.gamma1 / (1.0 + (prior.gamma2 * node.tau).exp()))
+        .collect();
     // Per node: (a_j, A_j, L_j).
     let mut below = vec![(0.0, 0.0, 0.0); n];
     let mut visit = |j: u32| {
@@ -52,7 +59,7 @@ pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &Gaussia
         } else {
             let child = |c: u32| {
                 let (a, var, l) = below[c as usize];
-                (a, var + prior.increment(tree.tau(j), tree.tau(c)), l)
+                (a, var + (remaining[ju] - remaining[c as usize]).max(0.0), l)
             };
             let ((al, bl, ll), (ar, br, lr)) = (child(cut.left), child(cut.right));
             let var = 1.0 / (1.0 / bl + 1.0 / br);
@@ -65,11 +72,8 @@ pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &Gaussia
         Some(order) => order.iter().rev().for_each(|&j| visit(j)),
     }
     let (a, var, l) = below[tree.root as usize];
-    l + log_normal(
-        a,
-        prior.mean,
-        var + prior.increment(0.0, tree.tau(tree.root)),
-    )
+    let root_increment = (prior.gamma1 / 2.0 - remaining[tree.root as usize]).max(0.0);
+    l + log_normal(a, prior.mean, var + root_increment)
 }
 
 /// Per training point, the log density of its target under tree `tree`'s leave-one-out

@@ -1,0 +1,97 @@
+"""Speed goals of the accurate regression forest against scikit-learn's ExtraTrees.
+
+On ``make_friedman1`` (D = 10, noise 1), ``--n`` training rows, 10 trees, ``n_jobs=2``, every
+model in the same run (best of ``--repeats``):
+
+* fit time of ``MondrianForestRegressor`` with the defaults (label-guided cuts, hyper-parameters
+  by the marginal likelihood), split into growing the trees (the same forest with
+  ``hyperparameters="heuristic"``) and the marginal-likelihood search (the difference), beside
+  the label-blind forest and ``ExtraTreesRegressor()`` / ``ExtraTreesRegressor(max_features=1)``;
+* ``predict`` of ``--n-test`` rows with and without ``return_std`` against ExtraTrees'
+  ``predict``, and the test RMSE of each.
+
+Usage::
+
+    python benches/experiments/forest_regression_speed.py
+    python benches/experiments/forest_regression_speed.py --n 100000 --n-test 10000  # quick
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from _common import experiment_parser, import_mondrian_forest_regressor, machine_info, rmse
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import ExtraTreesRegressor
+
+
+def best_time(call, repeats: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+    best, result = np.inf, None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = call()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def main() -> None:
+    parser = experiment_parser(__doc__)
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--n-test", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    regressor = import_mondrian_forest_regressor()
+    print(machine_info())
+    X, y = make_friedman1(args.n + args.n_test, noise=1.0, random_state=0)
+    X_train, y_train, X_test, y_test = X[: args.n], y[: args.n], X[args.n :], y[args.n :]
+    print(f"\nN_train={args.n:,}, N_test={args.n_test:,}, D=10, 10 trees, n_jobs=2")
+    common = dict(n_estimators=10, n_jobs=2, random_state=0)
+    models = {
+        "MF default": regressor(**common),
+        "MF guided, heuristic prior": regressor(**common, hyperparameters="heuristic"),
+        "MF label-blind (paper)": regressor(
+            **common,
+            candidate_dimensions=1,
+            candidate_locations=1,
+            min_samples_split=10,
+            hyperparameters="heuristic",
+        ),
+        "ExtraTrees()": ExtraTreesRegressor(10, n_jobs=2, random_state=0),
+        "ExtraTrees(max_features=1)": ExtraTreesRegressor(
+            10, max_features=1, n_jobs=2, random_state=0
+        ),
+    }
+    fit_s, predict_s, std_s = {}, {}, {}
+    print(f"{'model':<30}{'fit s':>8}{'predict s':>11}{'+std s':>9}{'RMSE':>8}")
+    for name, model in models.items():
+        fit_s[name], _ = best_time(lambda m=model: m.fit(X_train, y_train), args.repeats)
+        predict_s[name], mean = best_time(lambda m=model: m.predict(X_test), args.repeats)
+        std = ""
+        if name.startswith("MF"):
+            std_s[name], _ = best_time(
+                lambda m=model: m.predict(X_test, return_std=True), args.repeats
+            )
+            std = f"{std_s[name]:>9.2f}"
+        print(
+            f"{name:<30}{fit_s[name]:>8.2f}{predict_s[name]:>11.2f}{std:>9}"
+            f"{rmse(mean, y_test):>8.3f}"
+        )
+        del model
+    search = fit_s["MF default"] - fit_s["MF guided, heuristic prior"]
+    grow = fit_s["MF guided, heuristic prior"]
+    print("\ngoals:")
+    print(f"  guided fit (trees) / ExtraTrees() fit: {grow / fit_s['ExtraTrees()']:.2f} (≤ 1)")
+    print(
+        f"  marginal-likelihood search / one fit: {search / grow:.2f} (≤ 2); "
+        f"the default's whole fit / ExtraTrees(): {fit_s['MF default'] / fit_s['ExtraTrees()']:.2f}"
+    )
+    et = predict_s["ExtraTrees()"]
+    print(
+        f"  predict (mean) / ExtraTrees() predict: {predict_s['MF default'] / et:.2f} (≤ 1); "
+        f"with return_std: {std_s['MF default'] / et:.2f} (≤ 1.5)"
+    )
+
+
+if __name__ == "__main__":
+    main()
