@@ -64,17 +64,9 @@ class Forest:
     def log_density(self, x: np.ndarray, y: np.ndarray, n_jobs: int) -> np.ndarray: ...
     def prior(self, n_jobs: int) -> dict[str, float]: ...
     def node_posterior(self, index: int, n_jobs: int) -> tuple[np.ndarray, np.ndarray]: ...
-    def log_evidence(
+    def prior_score(
         self,
-        mean: float,
-        gamma1: float,
-        gamma2: float,
-        noise_variance: float,
-        n_trees: int,
-        n_jobs: int,
-    ) -> float: ...
-    def loo_log_density(
-        self,
+        criterion: str,
         mean: float,
         gamma1: float,
         gamma2: float,

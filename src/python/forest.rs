@@ -314,12 +314,14 @@ impl Forest {
         Ok(out)
     }
 
-    /// Regression: Σ over the first `n_trees` trees of log p(y | tree) under the prior with
-    /// the given hyper-parameters.
+    /// Regression: a criterion of the hyper-parameters on the first `n_trees` trees:
+    /// "evidence", Σ over trees of log p(y | tree); "leave_one_out", the forest mixture's
+    /// leave-one-out log density of the training targets (summed over points).
     #[allow(clippy::too_many_arguments)]
-    fn log_evidence(
+    fn prior_score(
         &self,
         py: Python<'_>,
+        criterion: &str,
         mean: f64,
         gamma1: f64,
         gamma2: f64,
@@ -328,8 +330,21 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<f64> {
         let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
+        let evidence = match criterion {
+            "evidence" => true,
+            "leave_one_out" => false,
+            other => {
+                return Err(to_py_err(Error::InvalidInput(format!(
+                    "criterion must be 'evidence' or 'leave_one_out', got {other:?}"
+                ))))
+            }
+        };
         self.with_regressor(py, n_jobs, |m, pool| {
-            Ok(m.log_evidence(&prior, n_trees, pool))
+            Ok(if evidence {
+                m.log_evidence(&prior, n_trees, pool)
+            } else {
+                m.loo_log_density(&prior, n_trees, pool)
+            })
         })
     }
 
@@ -351,25 +366,6 @@ impl Forest {
                 ForestModel::Regressor(m) => m.fix_prior(&prior, call.pool),
                 ForestModel::Classifier(_) => Err(not_a("regressor")),
             })
-    }
-
-    /// Regression: the forest's leave-one-out log predictive density of its training targets
-    /// (summed), over the first `n_trees` trees, under the given hyper-parameters.
-    #[allow(clippy::too_many_arguments)]
-    fn loo_log_density(
-        &self,
-        py: Python<'_>,
-        mean: f64,
-        gamma1: f64,
-        gamma2: f64,
-        noise_variance: f64,
-        n_trees: usize,
-        n_jobs: usize,
-    ) -> PyResult<f64> {
-        let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
-        self.with_regressor(py, n_jobs, |m, pool| {
-            Ok(m.loo_log_density(&prior, n_trees, pool))
-        })
     }
 
     /// Regression: posterior mean and variance of every node mean of tree `index`.

@@ -76,9 +76,8 @@ def test_leave_one_out_density_equals_the_dense_gaussian() -> None:
         mean = y - inverse @ (y - prior["mean"]) * var
         per_tree.append(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y - mean) ** 2 / var)
     dense = np.sum(logsumexp(per_tree, axis=0) - np.log(3))
-    ours = model.model_.loo_log_density(
-        *(prior[k] for k in ("mean", "gamma1", "gamma2")), prior["noise_variance"], 3, 1
-    )
+    values = (prior["mean"], prior["gamma1"], prior["gamma2"], prior["noise_variance"])
+    ours = model.model_.prior_score("leave_one_out", *values, 3, 1)
     assert ours == pytest.approx(dense, rel=1e-10)
 
 
@@ -130,9 +129,11 @@ def test_chosen_priors_keep_what_the_caller_fixed_and_improve_their_criterion() 
     heuristic = MondrianForestRegressor(**common, hyperparameters="heuristic").fit(X, y).prior_
     loo = MondrianForestRegressor(**common, hyperparameters="leave_one_out").fit(X, y)
     assert loo.prior_["gamma2"] == 0.5 and loo.prior_["mean"] == heuristic["mean"]
-    score = lambda p: loo.model_.loo_log_density(  # noqa: E731
-        p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"], SCORED_TREES, 1
-    )
+
+    def score(p: dict) -> float:
+        values = (p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"])
+        return loo.model_.prior_score("leave_one_out", *values, SCORED_TREES, 1)
+
     assert score(loo.prior_) > score(heuristic)
     fixed = MondrianForestRegressor(
         **common, hyperparameters="evidence", noise_variance=0.04, gamma1=1.0

@@ -57,7 +57,6 @@ def select_prior(
     start = dict(model.prior(n_jobs))
     start.update(fixed)
     free = [name for name in FREE if name not in fixed]
-    score = model.log_evidence if rule == "evidence" else model.loo_log_density
     n_trees = min(SCORED_TREES, model.n_trees)
 
     def prior_at(theta: np.ndarray) -> dict[str, float]:
@@ -68,7 +67,9 @@ def select_prior(
     def loss(theta: np.ndarray) -> float:
         p = prior_at(theta)
         try:
-            value = score(p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"], n_trees, n_jobs)
+            value = model.prior_score(
+                rule, p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"], n_trees, n_jobs
+            )
         except ValueError:  # a step left the valid range (a variance 0 or inf)
             return np.inf
         return -value / (n_rows * n_trees) if np.isfinite(value) else np.inf

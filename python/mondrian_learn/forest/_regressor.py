@@ -278,8 +278,14 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         check_parameter("n_trees", k, [Integer(low=1)])
         p = self.prior_
         return float(
-            self.model_.log_evidence(
-                p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"], int(k), self._threads()
+            self.model_.prior_score(
+                "evidence",
+                p["mean"],
+                p["gamma1"],
+                p["gamma2"],
+                p["noise_variance"],
+                int(k),
+                self._threads(),
             )
         )
 
