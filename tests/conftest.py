@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 # scikit-learn's array-API check (NumPy inputs with dispatch on) runs only with this set,
 # and SciPy reads it at import.
@@ -11,6 +11,22 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
+
+#: |z| bound of the statistical checks: a false alarm about 1 in 150,000 per check.
+Z = 4.5
+
+#: One candidate cut (T = Q = 1): the label-blind Mondrian process of the papers.
+BLIND = {"candidate_dimensions": 1, "candidate_locations": 1}
+
+
+def assert_same_for_any_n_jobs(results: Callable[[int], tuple[Any, ...]]) -> None:
+    """``results(n_jobs)`` is the same, bit for bit, for n_jobs 1, 2 and an odd count (7):
+    the thread count changes speed, never results."""
+    first, *others = (results(n_jobs) for n_jobs in (1, 2, 7))
+    for other in others:
+        assert len(other) == len(first)
+        for a, b in zip(other, first):
+            np.testing.assert_array_equal(a, b)
 
 
 def cooccurrence(leaves: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -46,6 +62,39 @@ def homogeneity_pvalue(a: np.ndarray, b: np.ndarray, min_expected: float = 5.0) 
     if len(table) < 2:
         return 1.0
     return float(stats.chi2_contingency(table.T)[1])
+
+
+def assert_online_matches_batch(
+    estimator: type,
+    X: np.ndarray,
+    y: np.ndarray,
+    lifetime: float,
+    min_samples_split: int,
+    **first_partial_fit: Any,
+) -> None:
+    """Label-blind trees grown by ``partial_fit`` in 10 chunks (``first_partial_fit``: extra
+    arguments of the first call) have the batch distribution (NIPS 2014 Thm 1): the number
+    of leaves (chi-square homogeneity, level 1e-3) and co-occurrence frequencies of point
+    pairs (two-proportion z-test, |z| < Z), over 3000 trees each."""
+    params = dict(
+        n_estimators=3000,
+        lifetime=lifetime,
+        min_samples_split=min_samples_split,
+        n_jobs=2,
+        scale_features=False,
+        **BLIND,
+    )
+    batch = estimator(random_state=3, **params).fit(X, y)
+    online = estimator(random_state=4, **params)
+    first, *rest = np.array_split(np.arange(len(X)), 10)
+    online.partial_fit(X[first], y[first], **first_partial_fit)
+    for chunk in rest:
+        online.partial_fit(X[chunk], y[chunk])
+    assert homogeneity_pvalue(batch.n_leaves_, online.n_leaves_) > 1e-3
+    lb, lo = batch.apply(X), online.apply(X)
+    for a, b in [(0, 1), (0, 149), (10, 20), (30, 31), (60, 90), (100, 140)]:
+        z = two_proportion_z(cooccurrence(lb, a, b), cooccurrence(lo, a, b))
+        assert abs(z) < Z, (a, b, z)
 
 
 def estimator_zoo() -> dict[str, tuple[Any, dict[str, Any]]]:

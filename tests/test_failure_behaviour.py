@@ -16,17 +16,19 @@ ZOO = estimator_zoo()
 # A function each estimator's fit calls after validate_data has set n_features_in_ (and, for
 # the partition estimators, after kernel_ is replaced): made to raise KeyboardInterrupt there.
 MID_FIT = {
-    "forest": ("mondrian_learn.forest._base", "grow_trees"),
-    "forest_classifier": ("mondrian_learn.forest._base", "grow_trees"),
-    "kernel_features": ("mondrian_learn.kernel._base", "grow_trees"),
-    "kernel_ridge": ("mondrian_learn.kernel._base", "grow_trees"),
-    "kernel_ridge_cv": ("mondrian_learn.kernel._base", "grow_trees"),
-    "partition_kernel": ("mondrian_learn.partition._kernel", "draw_seed"),
-    "partition_gp": ("mondrian_learn.partition._gp", "draw_seed"),
-    "partition_kpca": ("mondrian_learn.partition._kpca", "draw_seed"),
-    "partition_svc": ("mondrian_learn.partition._svc", "draw_seed"),
-    "fourier_features": ("mondrian_learn.kernel.baselines", "check_random_state"),
-    "binning_features": ("mondrian_learn.kernel.baselines", "check_random_state"),
+    **dict.fromkeys(["forest", "forest_classifier"], ("mondrian_learn.forest._base", "grow_trees")),
+    **dict.fromkeys(
+        ["kernel_features", "kernel_ridge", "kernel_ridge_cv"],
+        ("mondrian_learn.kernel._base", "grow_trees"),
+    ),
+    **{
+        f"partition_{name}": (f"mondrian_learn.partition._{name}", "draw_seed")
+        for name in ["kernel", "gp", "kpca", "svc"]
+    },
+    **dict.fromkeys(
+        ["fourier_features", "binning_features"],
+        ("mondrian_learn.kernel.baselines", "check_random_state"),
+    ),
     "laplace_ridge": ("mondrian_learn.kernel.baselines", "cdist"),
 }
 

@@ -47,50 +47,47 @@ def raise_stop() -> None:
     raise Stop("from the progress callback")
 
 
-@pytest.mark.parametrize(
-    "estimator",
-    [
-        MondrianForestRegressor(n_estimators=40, verbose=1, random_state=0),
-        MondrianKernelRidge(n_estimators=40, lifetime=2.0, verbose=1, random_state=0),
-        MondrianKernelRidgeCV(10, max_lifetime=3.0, lifetimes=None, verbose=1, random_state=0),
-    ],
-    ids=type,
-)
-def test_an_exception_in_a_progress_callback_keeps_its_type(
-    estimator: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    counting_progress(monkeypatch, raise_stop)
-    X, y = data(400)
-    with pytest.raises(Stop, match="from the progress callback"):
-        estimator.fit(X, y)
-    assert not hasattr(estimator, "model_") and not hasattr(estimator, "n_features_in_")
+def press_ctrl_c() -> None:
+    # The report lasts long enough (0.2 s) for the signal to be seen (it is polled every 20 ms).
+    _thread.interrupt_main()
+    time.sleep(0.2)
+
+
+#: Fits whose first progress report raises (short ones) or presses Ctrl-C (long ones: 400
+#: trees come in 50 slices of 8; the path reports after every cut).
+RAISING = [
+    MondrianForestRegressor(n_estimators=40, verbose=1, random_state=0),
+    MondrianKernelRidge(n_estimators=40, lifetime=2.0, verbose=1, random_state=0),
+    MondrianKernelRidgeCV(10, max_lifetime=3.0, lifetimes=None, verbose=1, random_state=0),
+]
+INTERRUPTED = [
+    MondrianForestRegressor(n_estimators=400, verbose=1, n_jobs=2, random_state=0),
+    MondrianKernelRidgeCV(8, max_lifetime=30.0, lifetimes=None, verbose=1, random_state=0),
+]
 
 
 @pytest.mark.parametrize(
-    "estimator",
-    [
-        MondrianForestRegressor(n_estimators=400, verbose=1, n_jobs=2, random_state=0),
-        MondrianKernelRidgeCV(8, max_lifetime=30.0, lifetimes=None, verbose=1, random_state=0),
-    ],
-    ids=type,
+    ("estimator", "on_first", "n_points", "expected"),
+    [(e, raise_stop, 400, Stop) for e in RAISING]
+    + [(e, press_ctrl_c, 3000, KeyboardInterrupt) for e in INTERRUPTED],
 )
-def test_ctrl_c_stops_a_long_fit_with_keyboard_interrupt(
-    estimator: Any, monkeypatch: pytest.MonkeyPatch
+def test_a_fit_stopped_at_its_first_progress_report(
+    estimator: Any,
+    on_first: Callable[[], None],
+    n_points: int,
+    expected: type[BaseException],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Ctrl-C arrives at the first progress report (400 trees come in 50 slices of 8; the path
-    # reports after every cut), and the report lasts long enough (0.2 s) for the signal to be
-    # seen (it is polled every 20 ms): the core stops at its next tree or cut, so the fit
-    # ends with KeyboardInterrupt long before its last report, and the estimator is unchanged.
-    def press_ctrl_c() -> None:
-        _thread.interrupt_main()
-        time.sleep(0.2)
-
-    seen = counting_progress(monkeypatch, press_ctrl_c)
-    X, y = data(3000)
-    with pytest.raises(KeyboardInterrupt):
+    """An exception raised in a progress callback comes out with its type and message, and
+    Ctrl-C pressed there stops the core at its next tree or cut, so the fit ends long before
+    its last report; either way the estimator is unchanged."""
+    seen = counting_progress(monkeypatch, on_first)
+    X, y = data(n_points)
+    message = "from the progress callback" if expected is Stop else None
+    with pytest.raises(expected, match=message):
         estimator.fit(X, y)
     assert len(seen) == 1
-    assert not hasattr(estimator, "model_")
+    assert not hasattr(estimator, "model_") and not hasattr(estimator, "n_features_in_")
 
 
 def test_ctrl_c_stops_conjugate_gradients() -> None:

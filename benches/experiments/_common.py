@@ -207,6 +207,12 @@ def ridge_predictions(Z: Any, y: np.ndarray, alpha: float, others: list[Any]) ->
     return [mean + np.asarray(other @ w).ravel() for other in others]
 
 
+def print_rule_header(header: str) -> None:
+    """A table's header line and a rule of dashes as long."""
+    print(header)
+    print("-" * len(header))
+
+
 def timed(call: Callable[[], Any]) -> tuple[float, Any]:
     """(seconds, result) of one call."""
     start = time.perf_counter()

@@ -36,14 +36,7 @@ import numpy as np
 from _common import experiment_parser, header
 from sklearn.ensemble import RandomForestRegressor
 
-from mondrian_learn.bayesopt import (
-    BRANIN_DOMAIN,
-    HARTMANN6_DOMAIN,
-    branin,
-    hartmann6,
-    optimize,
-    optimize_box,
-)
+from mondrian_learn import bayesopt
 
 # Table 3 of the paper: best −f found (mean ± spread over its runs) and the grid oracle; the
 # SMAC figures are the ones the paper quotes (its Table 3 has no spread for them).
@@ -57,8 +50,8 @@ TRUE_OPTIMA = {
     "hartmann6": np.array([0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573]),
 }
 FUNCTIONS: dict[str, tuple[Callable[[Any], Any], np.ndarray]] = {
-    "branin": (branin, BRANIN_DOMAIN),
-    "hartmann6": (hartmann6, HARTMANN6_DOMAIN),
+    "branin": (bayesopt.branin, bayesopt.BRANIN_DOMAIN),
+    "hartmann6": (bayesopt.hartmann6, bayesopt.HARTMANN6_DOMAIN),
 }
 
 
@@ -119,13 +112,13 @@ def run_repeat(name: str, repeat: int, args: argparse.Namespace) -> dict[str, An
         grid = random_grid(domain, args.grid_size, np.random.default_rng(grid_seed))
         values = func(grid)
         oracle = float(-values.min())
-        result = optimize(
+        result = bayesopt.optimize(
             func, grid, args.evaluations, n_jobs=args.n_jobs, **common, **forest_params
         )
     else:
         grid = None
         oracle = float(-func(TRUE_OPTIMA[name]))
-        result = optimize_box(
+        result = bayesopt.optimize_box(
             func,
             domain,
             args.evaluations,

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import _common
 import numpy as np
 from _common import (
     FloatArray,
@@ -105,12 +106,10 @@ def time_fit(
 
 def print_table(results: list[FitResult], ours: FitResult) -> None:
     """Print fit time, speed ratio to ours, test RMSE and leaf count per estimator."""
-    header = (
+    _common.print_rule_header(
         f"{'estimator':<40} {'fit s (best)':>12} {'ratio/ours':>10} "
         f"{'test RMSE':>10} {'leaves':>10}"
     )
-    print(header)
-    print("-" * len(header))
     for result in results:
         ratio = result.best_seconds / ours.best_seconds
         print(

@@ -54,6 +54,7 @@ from _common import (
     experiment_parser,
     import_mondrian_forest_regressor,
     machine_info,
+    print_rule_header,
     rmse,
 )
 from sklearn.datasets import make_friedman1
@@ -187,12 +188,10 @@ def bench_river(
 
 def print_table(results: list[StreamResult]) -> None:
     """One row per way of learning: points, seconds, samples/s, test RMSE, leaves."""
-    header = (
+    print_rule_header(
         f"{'method':<52} {'points':>9} {'seconds':>9} {'samples/s':>11} "
         f"{'test RMSE':>9} {'leaves':>9}"
     )
-    print(header)
-    print("-" * len(header))
     for result in results:
         leaves = "-" if result.n_leaves is None else str(result.n_leaves)
         print(

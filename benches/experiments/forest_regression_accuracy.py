@@ -17,19 +17,16 @@ Usage::
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from _common import experiment_parser, import_mondrian_forest_regressor, machine_info, rmse
+from _common import (
+    experiment_parser,
+    import_mondrian_forest_regressor,
+    machine_info,
+    rmse,
+    timed,
+)
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import ExtraTreesRegressor
-
-
-def timed(call):  # type: ignore[no-untyped-def]
-    """(seconds, result) of one call."""
-    start = time.perf_counter()
-    result = call()
-    return time.perf_counter() - start, result
 
 
 def main() -> None:

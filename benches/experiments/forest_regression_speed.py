@@ -18,21 +18,17 @@ Usage::
 
 from __future__ import annotations
 
-import time
+from typing import Any, Callable
 
-import numpy as np
-from _common import experiment_parser, import_mondrian_forest_regressor, machine_info, rmse
+from _common import experiment_parser, import_mondrian_forest_regressor, machine_info, rmse, timed
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import ExtraTreesRegressor
 
 
-def best_time(call, repeats: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    best, result = np.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = call()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+def best_time(call: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """The least seconds of ``repeats`` calls, and the last call's result."""
+    runs = [timed(call) for _ in range(repeats)]
+    return min(seconds for seconds, _ in runs), runs[-1][1]
 
 
 def main() -> None:

@@ -31,14 +31,20 @@ from mondrian_learn import partition as part
 # New parameter name -> name before the restructuring.
 ALIASES = {"noise_variance": "noise_var"}
 
-#: One candidate cut (T = Q = 1): the label-blind Mondrian trees every recorded forest output
-#: was computed with (the default since issue 15 guides cuts by the targets).
-LABEL_BLIND = {"candidate_dimensions": 1, "candidate_locations": 1}
+#: The forest every recorded output was computed with, the defaults before issue 15: one
+#: candidate cut (T = Q = 1, label-blind trees), min_samples_split=10 and the paper's
+#: heuristic hyper-parameters (a config's own values take precedence).
+LABEL_BLIND = {
+    "candidate_dimensions": 1,
+    "candidate_locations": 1,
+    "min_samples_split": 10,
+    "hyperparameters": "heuristic",
+}
 
 
 def build(cls: type, **params: Any) -> Any:
     """``cls(**params)``, renaming parameters the class does not know to their old names and
-    leaving out the label-blind candidate counts where the class predates them."""
+    leaving out the issue-15 parameters where the class predates them."""
     accepted = inspect.signature(cls.__init__).parameters
     params = {k: v for k, v in params.items() if k in accepted or k not in LABEL_BLIND}
     return cls(**{(k if k in accepted else ALIASES.get(k, k)): v for k, v in params.items()})
@@ -123,8 +129,7 @@ def forest_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
                 random_state=seed,
                 n_jobs=n_jobs,
                 posterior=posterior,
-                **LABEL_BLIND,
-                **params,
+                **{**LABEL_BLIND, **params},
             )
             model.fit(X[:400], y[:400])
             out[f"{key}/fit/predict"] = digest(model.predict(Xt, return_std=True))
@@ -251,12 +256,9 @@ def bayesopt_outputs(seed: int, out: dict[str, str]) -> None:
     from mondrian_learn import bayesopt
 
     grid = np.random.default_rng(seed).uniform(-2, 2, size=(3000, 2))
-    blind = (
-        LABEL_BLIND if "candidate_dimensions" in ml.MondrianForestRegressor().get_params() else {}
-    )
-    r = bayesopt.optimize(lambda x: float(np.sum(x**2)), grid, 15, random_state=seed, **blind)
+    r = bayesopt.optimize(lambda x: float(np.sum(x**2)), grid, 15, random_state=seed)
     out[f"bayesopt/grid/seed{seed}"] = digest([r.X, r.y])
-    r = bayesopt.optimize_box(bayesopt.branin, [[-5, 10], [0, 15]], 12, random_state=seed, **blind)
+    r = bayesopt.optimize_box(bayesopt.branin, [[-5, 10], [0, 15]], 12, random_state=seed)
     out[f"bayesopt/box/seed{seed}"] = digest([r.X, r.y])
 
 

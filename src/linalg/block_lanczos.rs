@@ -209,6 +209,19 @@ mod tests {
     use crate::linalg::operator::tests::Dense;
     use crate::parallel::pool;
 
+    /// Settings for the top `k` pairs from blocks of `block` vectors, `depth` blocks a cycle, to
+    /// a tolerance of 1e-9 with at most 10 restarts.
+    fn settings(k: usize, block: usize, depth: usize) -> BlockLanczosParams {
+        BlockLanczosParams {
+            k,
+            block,
+            depth,
+            tol: 1e-9,
+            max_restarts: 10,
+            seed: 1,
+        }
+    }
+
     /// A symmetric matrix with known spectrum `values`: Q diag(values) Qᵀ for a random orthogonal
     /// Q (Gram–Schmidt on random columns).
     fn with_spectrum(values: &[f64], seed: u64) -> (Dense, Vec<f64>) {
@@ -241,12 +254,10 @@ mod tests {
         let values: Vec<f64> = (0..n).map(|i| 10.0 * 0.9f64.powi(i as i32)).collect();
         let (op, top) = with_spectrum(&values, 7);
         let params = BlockLanczosParams {
-            k: 4,
-            block: 6,
-            depth: 4,
             tol: 1e-10,
             max_restarts: 50,
             seed: 3,
+            ..settings(4, 6, 4)
         };
         let p = pool(2).expect("pool");
         let res = top_eigenpairs(&op, &params, &p).expect("eigen");
@@ -271,14 +282,7 @@ mod tests {
         values[0] = 5.0;
         values[1] = 2.0;
         let (op, _) = with_spectrum(&values, 9);
-        let params = BlockLanczosParams {
-            k: 3,
-            block: 4,
-            depth: 3,
-            tol: 1e-9,
-            max_restarts: 10,
-            seed: 1,
-        };
+        let params = settings(3, 4, 3);
         let res = top_eigenpairs(&op, &params, &pool(1).expect("pool")).expect("eigen");
         assert!((res.values[0] - 5.0).abs() < 1e-9);
         assert!((res.values[1] - 2.0).abs() < 1e-9);
@@ -290,12 +294,10 @@ mod tests {
         let (op, _) = with_spectrum(&[1.0, 2.0], 1);
         let p = pool(1).expect("pool");
         let mut params = BlockLanczosParams {
-            k: 3,
-            block: 3,
-            depth: 2,
             tol: 1e-8,
             max_restarts: 1,
             seed: 0,
+            ..settings(3, 3, 2)
         };
         assert!(top_eigenpairs(&op, &params, &p).is_err());
         params.k = 1;
@@ -307,12 +309,8 @@ mod tests {
     fn tiny_problems_are_solved_densely() {
         let (op, _) = with_spectrum(&[3.0, 1.0, 2.0, 0.5, 0.0], 4);
         let params = BlockLanczosParams {
-            k: 2,
-            block: 4,
-            depth: 3,
-            tol: 1e-9,
             max_restarts: 1,
-            seed: 1,
+            ..settings(2, 4, 3)
         };
         let res = top_eigenpairs(&op, &params, &pool(1).expect("pool")).expect("eigen");
         assert!((res.values[0] - 3.0).abs() < 1e-12 && (res.values[1] - 2.0).abs() < 1e-12);

@@ -4,7 +4,7 @@
 //! weights come from one matrix–vector product instead of two triangular solves. Kept as an
 //! option and as a cross-check; the Cholesky factor is the numerically safer default.
 
-use super::dot;
+use super::{check_appended_row, dot};
 use crate::error::{Error, Result};
 
 /// `A⁻¹` in full (both triangles) row-major storage with a row stride of `cap`, plus
@@ -65,20 +65,7 @@ impl SymmetricInverse {
     /// `s = diag − crossᵀ u` are already known:
     /// `A'⁻¹ = [[A⁻¹ + u uᵀ/s, −u/s], [−uᵀ/s, 1/s]]` and `log det A' = log det A + log s`.
     pub fn append_with(&mut self, u: &[f64], schur: f64) -> Result<()> {
-        if u.len() != self.n {
-            return Err(Error::InvalidInput(format!(
-                "a new row of a {0} × {0} inverse needs {0} entries, got {1}",
-                self.n,
-                u.len()
-            )));
-        }
-        if !(schur > 0.0 && schur.is_finite()) {
-            return Err(Error::InvalidInput(format!(
-                "matrix is not numerically positive definite at column {} (Schur complement \
-                 {schur:e}); increase the ridge parameter alpha",
-                self.n
-            )));
-        }
+        check_appended_row("inverse", self.n, u.len(), ("Schur complement", schur))?;
         if self.n == self.cap {
             self.grow((2 * self.cap).max(16));
         }

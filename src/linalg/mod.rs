@@ -13,6 +13,36 @@ pub mod operator;
 pub mod orthonormal;
 pub mod symeig;
 
+use crate::error::{Error, Result};
+
+/// The error for a matrix that stopped being positive definite at `column`, where the
+/// `pivot` (named `name`: "pivot", "Schur complement") is not positive.
+fn not_positive_definite(column: usize, name: &str, pivot: f64) -> Error {
+    Error::InvalidInput(format!(
+        "matrix is not numerically positive definite at column {column} \
+         ({name} {pivot:e}); increase the ridge parameter alpha"
+    ))
+}
+
+/// Checks a row and column about to be appended to an `n × n` `matrix` ("factor",
+/// "inverse"): `len` off-diagonal entries, and a positive, finite pivot (`name`, `pivot`).
+fn check_appended_row(
+    matrix: &str,
+    n: usize,
+    len: usize,
+    (name, pivot): (&str, f64),
+) -> Result<()> {
+    if len != n {
+        return Err(Error::InvalidInput(format!(
+            "a new row of a {n} × {n} {matrix} needs {n} entries, got {len}"
+        )));
+    }
+    if !(pivot > 0.0 && pivot.is_finite()) {
+        return Err(not_positive_definite(n, name, pivot));
+    }
+    Ok(())
+}
+
 /// Σ a_k b_k with eight independent partial sums (so the loop vectorises).
 #[inline]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {

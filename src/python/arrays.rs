@@ -32,6 +32,10 @@ pub fn to_array2<T>(rows: usize, cols: usize, v: Vec<T>) -> PyResult<Array2<T>> 
         .map_err(|e| to_py_err(Error::InvalidInput(e.to_string())))
 }
 
+/// Two float64 vectors: a mean and a variance, an offset and a scale, a tridiagonal's
+/// diagonal and off-diagonal.
+pub type VectorPair<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// (data, indices, indptr, n_columns) of a CSR matrix, for `scipy.sparse.csr_matrix`.
 pub type CsrParts<'py> = (
     Bound<'py, PyArray1<f64>>,

@@ -1,7 +1,7 @@
 //! Python face of `linalg` on the partition kernel: preconditioned CG, Lanczos tridiagonals
 //! (for stochastic Lanczos quadrature) and top eigenpairs by block Lanczos.
 
-use super::arrays::{c_order, flat, to_array2};
+use super::arrays::{c_order, flat, to_array2, VectorPair};
 use super::partition::PartitionKernel;
 use super::run::Length;
 use crate::error::Error;
@@ -89,7 +89,6 @@ pub fn solve<'py>(
 
 /// Lanczos tridiagonals of `K̂` from each column of `starts` (n_points × k): a list of
 /// `(alpha, beta)` pairs.
-#[allow(clippy::type_complexity)]
 #[pyfunction]
 pub fn lanczos<'py>(
     handle: PyRef<'py, PartitionKernel>,
@@ -97,7 +96,7 @@ pub fn lanczos<'py>(
     starts: PyReadonlyArray2<'py, f64>,
     steps: usize,
     n_jobs: usize,
-) -> PyResult<Vec<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)>> {
+) -> PyResult<Vec<VectorPair<'py>>> {
     let starts = c_order(&starts);
     let k = starts.ncols();
     let out = handle.inner.read(py, n_jobs, Length::Long, |model, call| {

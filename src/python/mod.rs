@@ -4,6 +4,7 @@
 mod arrays;
 mod error;
 mod forest;
+mod forest_regression;
 mod kernel;
 mod linalg;
 mod partition;

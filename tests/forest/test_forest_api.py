@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from conftest import assert_same_for_any_n_jobs
 from mondrian_learn import MondrianForestRegressor
 
 
@@ -24,16 +25,15 @@ def friedman() -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("lifetime", [np.inf, 3.0])
 def test_same_seed_same_forest_for_any_n_jobs(friedman, lifetime: float) -> None:  # type: ignore[no-untyped-def]
     X, y = friedman
-    results = []
-    for n_jobs in (1, 2, 7):
+
+    def leaves_and_predictions(n_jobs: int) -> tuple[np.ndarray, np.ndarray]:
         model = MondrianForestRegressor(
             n_estimators=9, lifetime=lifetime, random_state=3, n_jobs=n_jobs
         ).fit(X[:1000], y[:1000])
         model.partial_fit(X[1000:1500], y[1000:1500]).partial_fit(X[1500:], y[1500:])
-        results.append((model.apply(X), model.predict(X)))
-    for leaves, pred in results[1:]:
-        np.testing.assert_array_equal(leaves, results[0][0])
-        np.testing.assert_array_equal(pred, results[0][1])
+        return model.apply(X), model.predict(X)
+
+    assert_same_for_any_n_jobs(leaves_and_predictions)
 
 
 def test_different_seeds_differ(friedman) -> None:  # type: ignore[no-untyped-def]

@@ -9,10 +9,8 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from conftest import cooccurrence, homogeneity_pvalue, two_proportion_z
+from conftest import BLIND, assert_online_matches_batch, assert_same_for_any_n_jobs
 from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor
-
-Z = 4.5  # |z| bound of the statistical checks: a false alarm about 1 in 150,000 per check
 
 
 @pytest.fixture(scope="module")
@@ -132,21 +130,9 @@ def test_label_blind_cuts_are_the_mondrian_trees() -> None:
     X = np.random.default_rng(3).uniform(size=(80, 3))
     distinct = np.arange(len(X))  # every point its own class: no block of 2 points is pure
     for lifetime in (2.0, np.inf):
-        blind = MondrianForestClassifier(
-            n_estimators=5,
-            lifetime=lifetime,
-            candidate_dimensions=1,
-            candidate_locations=1,
-            random_state=7,
-        ).fit(X, distinct)
-        mondrian = MondrianForestRegressor(
-            n_estimators=5,
-            lifetime=lifetime,
-            min_samples_split=2,
-            candidate_dimensions=1,
-            candidate_locations=1,
-            random_state=7,
-        ).fit(X, np.zeros(len(X)))
+        params = dict(n_estimators=5, lifetime=lifetime, random_state=7, **BLIND)
+        blind = MondrianForestClassifier(**params).fit(X, distinct)
+        mondrian = MondrianForestRegressor(min_samples_split=2, **params).fit(X, np.zeros(len(X)))
         for m in range(5):
             a, b = blind.tree_arrays(m), mondrian.tree_arrays(m)
             for key in a:
@@ -175,25 +161,7 @@ def test_online_equals_batch_in_distribution(lifetime: float) -> None:
     rng = np.random.default_rng(11)
     X = rng.uniform(size=(150, 2)) * [1.0, 2.0]
     y = (X[:, 0] + 0.3 * rng.normal(size=150) > 0.5).astype(int)
-    m = 3000
-    params = dict(
-        n_estimators=m,
-        lifetime=lifetime,
-        min_samples_split=3,
-        n_jobs=2,
-        scale_features=False,
-        candidate_dimensions=1,
-        candidate_locations=1,
-    )
-    batch = MondrianForestClassifier(random_state=3, **params).fit(X, y)
-    online = MondrianForestClassifier(random_state=4, **params)
-    for i, chunk in enumerate(np.array_split(np.arange(len(X)), 10)):
-        online.partial_fit(X[chunk], y[chunk], classes=[0, 1] if i == 0 else None)
-    assert homogeneity_pvalue(batch.n_leaves_, online.n_leaves_) > 1e-3
-    lb, lo = batch.apply(X), online.apply(X)
-    for a, b in [(0, 1), (0, 149), (10, 20), (30, 31), (60, 90), (100, 140)]:
-        z = two_proportion_z(cooccurrence(lb, a, b), cooccurrence(lo, a, b))
-        assert abs(z) < Z, (a, b, z)
+    assert_online_matches_batch(MondrianForestClassifier, X, y, lifetime, 3, classes=[0, 1])
 
 
 def test_guided_cuts_ignore_irrelevant_features() -> None:
@@ -203,25 +171,24 @@ def test_guided_cuts_ignore_irrelevant_features() -> None:
     rng = np.random.default_rng(5)
     X = rng.uniform(size=(3000, 30))
     y = (np.sin(6 * X[:, 0]) + X[:, 1] > 0.6).astype(int)
-    blind = MondrianForestClassifier(
-        n_estimators=10, candidate_dimensions=1, candidate_locations=1, random_state=0
-    ).fit(X[:2000], y[:2000])
-    guided = MondrianForestClassifier(n_estimators=10, random_state=0).fit(X[:2000], y[:2000])
+    blind = MondrianForestClassifier(n_estimators=10, random_state=0, **BLIND)
+    guided = MondrianForestClassifier(n_estimators=10, random_state=0)
+    for model in (blind, guided):
+        model.fit(X[:2000], y[:2000])
     assert guided.score(X[2000:], y[2000:]) > blind.score(X[2000:], y[2000:]) + 0.15
 
 
 @pytest.mark.parametrize("guided", [True, False])
 def test_same_seed_same_forest_for_any_n_jobs(blobs, guided: bool) -> None:  # type: ignore[no-untyped-def]
     X, y = blobs
-    options = {} if guided else {"candidate_dimensions": 1, "candidate_locations": 1}
-    results = []
-    for n_jobs in (1, 2, 7):
+    options = {} if guided else BLIND
+
+    def leaves_and_probabilities(n_jobs: int) -> tuple[np.ndarray, np.ndarray]:
         model = MondrianForestClassifier(n_estimators=9, random_state=5, n_jobs=n_jobs, **options)
         model.fit(X[:300], y[:300]).partial_fit(X[300:], y[300:])
-        results.append((model.apply(X), model.predict_proba(X)))
-    for leaves, proba in results[1:]:
-        np.testing.assert_array_equal(leaves, results[0][0])
-        np.testing.assert_array_equal(proba, results[0][1])
+        return model.apply(X), model.predict_proba(X)
+
+    assert_same_for_any_n_jobs(leaves_and_probabilities)
 
 
 def test_labels_of_any_type_and_the_classes_contract(blobs) -> None:  # type: ignore[no-untyped-def]

@@ -8,10 +8,9 @@ import pytest
 from scipy.special import expit, logsumexp
 from scipy.stats import multivariate_normal
 
+from conftest import BLIND
 from mondrian_learn import MondrianForestRegressor
 from mondrian_learn.forest._hyperparameters import SCORED_TREES
-
-BLIND = {"candidate_dimensions": 1, "candidate_locations": 1}
 
 
 def _tree_covariance(model: MondrianForestRegressor, index: int, X: np.ndarray, prior: dict):

@@ -9,13 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import cooccurrence, homogeneity_pvalue, two_proportion_z
+from conftest import (
+    BLIND,
+    Z,
+    assert_online_matches_batch,
+    cooccurrence,
+    homogeneity_pvalue,
+    two_proportion_z,
+)
 from mondrian_learn import MondrianForestRegressor
-
-Z = 4.5
-
-#: One candidate cut: the label-blind Mondrian process these properties are theorems about.
-BLIND = {"candidate_dimensions": 1, "candidate_locations": 1}
 
 
 def _leaves(X: np.ndarray, m: int, lifetime: float, seed: int, mss: int = 2) -> np.ndarray:
@@ -103,22 +105,4 @@ def test_online_equals_batch_in_distribution(lifetime: float, mss: int) -> None:
     """
     rng = np.random.default_rng(11)
     X = rng.uniform(size=(150, 2)) * [1.0, 2.0]
-    y = np.zeros(len(X))
-    m = 3000
-    params = dict(
-        n_estimators=m,
-        lifetime=lifetime,
-        min_samples_split=mss,
-        n_jobs=2,
-        scale_features=False,
-        **BLIND,
-    )
-    batch = MondrianForestRegressor(random_state=3, **params).fit(X, y)
-    online = MondrianForestRegressor(random_state=4, **params)
-    for chunk in np.array_split(np.arange(len(X)), 10):
-        online.partial_fit(X[chunk], y[chunk])
-    assert homogeneity_pvalue(batch.n_leaves_, online.n_leaves_) > 1e-3
-    lb, lo = batch.apply(X), online.apply(X)
-    for a, b in [(0, 1), (0, 149), (10, 20), (30, 31), (60, 90), (100, 140)]:
-        z = two_proportion_z(cooccurrence(lb, a, b), cooccurrence(lo, a, b))
-        assert abs(z) < Z, (a, b, z)
+    assert_online_matches_batch(MondrianForestRegressor, X, np.zeros(len(X)), lifetime, mss)

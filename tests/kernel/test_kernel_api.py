@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 
+from conftest import assert_same_for_any_n_jobs
 from mondrian_learn import MondrianKernelFeatures, MondrianKernelRidge, MondrianKernelRidgeCV
 
 
@@ -52,15 +53,15 @@ def test_features_have_m_entries_per_row_of_one_over_sqrt_m(data) -> None:  # ty
 )
 def test_same_seed_same_result_for_any_n_jobs(data, make) -> None:  # type: ignore[no-untyped-def]
     X, y = data
-    results = []
-    for n_jobs in (1, 2, 7):
+
+    def output(n_jobs: int) -> tuple[np.ndarray]:
         model = make(n_jobs).fit(X[:500], y[:500])
         if isinstance(model, MondrianKernelRidge):
             model.partial_fit(X[500:], y[500:])
         out = model.transform(X) if hasattr(model, "transform") else model.predict(X)
-        results.append(out.toarray() if scipy.sparse.issparse(out) else out)
-    for r in results[1:]:
-        np.testing.assert_array_equal(r, results[0])
+        return (out.toarray() if scipy.sparse.issparse(out) else out,)
+
+    assert_same_for_any_n_jobs(output)
 
 
 def test_different_seeds_differ(data) -> None:  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ import pytest
 from sklearn.cluster import KMeans
 from sklearn.ensemble import ExtraTreesClassifier
 
+from conftest import assert_same_for_any_n_jobs
 from mondrian_learn.partition import (
     FRESH,
     CallablePartitions,
@@ -199,19 +200,16 @@ def test_fast_cluster_levels_and_callable_rules(data) -> None:  # type: ignore[n
             assert ids[0] in set(train[rules[rho](X) == c])
 
 
-def test_results_do_not_depend_on_n_jobs(data) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("sampler", ["mondrian", "random_forest", "fast_cluster"])
+def test_results_do_not_depend_on_n_jobs(data, sampler: str) -> None:  # type: ignore[no-untyped-def]
     X, y, X_new = data
     V = np.random.default_rng(5).normal(size=(400, 2))
-    for sampler in ["mondrian", "random_forest", "fast_cluster"]:
-        results = []
-        for n_jobs in (1, 2, 7):
-            kernel = RandomPartitionKernel(sampler, 20, random_state=7, n_jobs=n_jobs).fit(X, y)
-            results.append(
-                (kernel.model_.labels(), kernel.matmul(V), kernel.cross_matmul(X_new, V))
-            )
-        for other in results[1:]:
-            for a, b in zip(other, results[0]):
-                np.testing.assert_array_equal(a, b)
+
+    def products(n_jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        kernel = RandomPartitionKernel(sampler, 20, random_state=7, n_jobs=n_jobs).fit(X, y)
+        return kernel.model_.labels(), kernel.matmul(V), kernel.cross_matmul(X_new, V)
+
+    assert_same_for_any_n_jobs(products)
 
 
 def test_pickle_round_trip(data) -> None:  # type: ignore[no-untyped-def]

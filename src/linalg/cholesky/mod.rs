@@ -11,7 +11,7 @@
 
 pub mod update;
 
-use super::dot;
+use super::{dot, not_positive_definite};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -22,13 +22,6 @@ pub use update::{apply_rotations, Rotation};
 #[inline]
 fn offset(i: usize) -> usize {
     i * (i + 1) / 2
-}
-
-fn not_positive_definite(column: usize, pivot: f64) -> Error {
-    Error::InvalidInput(format!(
-        "matrix is not numerically positive definite at column {column} \
-         (pivot {pivot:e}); increase the ridge parameter alpha"
-    ))
 }
 
 /// Lower-triangular Cholesky factor in packed row storage.
@@ -108,7 +101,7 @@ impl Cholesky {
                 let (head, at) = row.split_at_mut(i_abs);
                 let pivot = at[0] - dot(head, head);
                 if !(pivot > floor && pivot.is_finite()) {
-                    return Err(not_positive_definite(i_abs, pivot));
+                    return Err(not_positive_definite(i_abs, "pivot", pivot));
                 }
                 at[0] = pivot.sqrt();
             }

@@ -5,9 +5,9 @@
 //! rank-one updates. Each is a sequence of Givens rotations, handed back so that callers can
 //! carry vectors (`L⁻¹ b`, say) through the same change in O(n).
 
-use super::{not_positive_definite, offset, Cholesky};
+use super::{offset, Cholesky};
 use crate::error::{Error, Result};
-use crate::linalg::dot;
+use crate::linalg::{check_appended_row, dot};
 
 /// One Givens rotation `(c, s)` acting on a pair `(u, v)` as `(c u + s v, c v − s u)`.
 pub type Rotation = (f64, f64);
@@ -23,16 +23,7 @@ impl Cholesky {
     /// Appends a row whose off-diagonal part `L⁻¹ cross` is already known, with the pivot
     /// `A[n][n] − ‖L⁻¹ cross‖²`.
     pub fn push_solved(&mut self, solved: &[f64], pivot: f64) -> Result<()> {
-        if solved.len() != self.n {
-            return Err(Error::InvalidInput(format!(
-                "a new row of a {0} × {0} factor needs {0} entries, got {1}",
-                self.n,
-                solved.len()
-            )));
-        }
-        if !(pivot > 0.0 && pivot.is_finite()) {
-            return Err(not_positive_definite(self.n, pivot));
-        }
+        check_appended_row("factor", self.n, solved.len(), ("pivot", pivot))?;
         self.data.extend_from_slice(solved);
         self.data.push(pivot.sqrt());
         self.n += 1;

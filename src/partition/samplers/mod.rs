@@ -111,6 +111,18 @@ impl PartitionRule {
     }
 }
 
+/// Whether a rule keeps one cluster table per tree (`clusters[ρ]` for `trees[ρ]`) and every
+/// partition passes `check(tree, its table, its number of clusters in the kernel)`.
+fn each_tree_consistent<T>(
+    trees: &[T],
+    clusters: &[Vec<u32>],
+    kernel: &PartitionKernel,
+    check: impl Fn(&T, &[u32], u32) -> bool,
+) -> bool {
+    clusters.len() == trees.len()
+        && (trees.iter().zip(clusters).zip(kernel.n_clusters())).all(|((t, c), &l)| check(t, c, l))
+}
+
 /// Checks that `x` holds finite rows of `n_features` values and returns their number.
 pub fn check_rows(x: &[f64], n_features: usize) -> Result<usize> {
     if n_features == 0 || !x.len().is_multiple_of(n_features) {

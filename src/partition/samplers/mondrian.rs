@@ -14,7 +14,7 @@
 //! partition ρ is `p_stay(x) · 1[ℓ(x) = ρ(x_i)]`, whose average over ρ is an unbiased estimate
 //! of `exp(−λ ‖x − x_i‖₁)` with lower variance than sampling the extension; `k(x, x) = 1`.
 
-use super::{AssignRule, PartitionRule, Sampling};
+use super::{each_tree_consistent, AssignRule, PartitionRule, Sampling};
 use crate::error::Result;
 use crate::mondrian::arena::NONE;
 use crate::mondrian::leaf_samples::LeafSamples;
@@ -123,13 +123,9 @@ impl AssignRule for MondrianRule {
     fn is_consistent(&self, kernel: &PartitionKernel) -> bool {
         let d = self.n_features;
         d > 0
-            && self.leaf_cluster.len() == self.trees.len()
-            && self
-                .trees
-                .iter()
-                .zip(&self.leaf_cluster)
-                .zip(kernel.n_clusters())
-                .all(|((t, c), &l)| tree_routes(t, d) && leaves_labelled(t, c, l))
+            && each_tree_consistent(&self.trees, &self.leaf_cluster, kernel, |t, c, l| {
+                tree_routes(t, d) && leaves_labelled(t, c, l)
+            })
     }
 }
 

@@ -6,7 +6,7 @@
 //! scikit-learn does, comparing `float32(x[f]) <= threshold`, so a tree's leaves here are
 //! exactly its `apply` leaves.
 
-use super::{AssignRule, PartitionRule, Sampling};
+use super::{each_tree_consistent, AssignRule, PartitionRule, Sampling};
 use crate::error::{Error, Result};
 use crate::mondrian::route::RouteScratch;
 use crate::partition::kernel::{renumber, PartitionKernel, FRESH};
@@ -161,33 +161,27 @@ impl AssignRule for ForestRule {
     fn is_consistent(&self, kernel: &PartitionKernel) -> bool {
         let d = self.n_features;
         self.depths.len() == self.trees.len()
-            && self.node_cluster.len() == self.trees.len()
-            && self
-                .trees
+            && each_tree_consistent(&self.trees, &self.node_cluster, kernel, |t, c, l| {
+                let n = t.left.len();
+                [
+                    t.right.len(),
+                    t.feature.len(),
+                    t.threshold.len(),
+                    t.depth.len(),
+                    c.len(),
+                ]
                 .iter()
-                .zip(&self.node_cluster)
-                .zip(kernel.n_clusters())
-                .all(|((t, c), &l)| {
-                    let n = t.left.len();
-                    [
-                        t.right.len(),
-                        t.feature.len(),
-                        t.threshold.len(),
-                        t.depth.len(),
-                        c.len(),
-                    ]
-                    .iter()
-                    .all(|&len| len == n)
-                        && c.iter().all(|&id| id < l || id == FRESH)
-                        && (0..n).all(|j| {
-                            t.left[j] == LEAF
-                                || ((t.left[j] as usize) < n
-                                    && (t.right[j] as usize) < n
-                                    && t.left[j] as usize > j
-                                    && t.right[j] as usize > j
-                                    && (t.feature[j] as usize) < d)
-                        })
-                })
+                .all(|&len| len == n)
+                    && c.iter().all(|&id| id < l || id == FRESH)
+                    && (0..n).all(|j| {
+                        t.left[j] == LEAF
+                            || ((t.left[j] as usize) < n
+                                && (t.right[j] as usize) < n
+                                && t.left[j] as usize > j
+                                && t.right[j] as usize > j
+                                && (t.feature[j] as usize) < d)
+                    })
+            })
     }
 }
 

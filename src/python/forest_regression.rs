@@ -1,0 +1,205 @@
+//! Python face of the regression forest's own methods (the handle and what every forest has
+//! are in `forest.rs`): construction, predictive moments, quantiles and densities, the prior
+//! and its hyper-parameter criteria, node posteriors.
+
+use super::arrays::VectorPair;
+use super::error::to_py_err;
+use super::forest::{empty_forest, is_ready, not_a, prepare, regressor, Forest};
+use super::run::{Handle, Length};
+use crate::error::{Error, Result};
+use crate::forest::regression::prior::{GaussianPrior, NoiseVariance, PriorOverrides};
+use crate::forest::regression::{ForestRegressor, PosteriorMode};
+use crate::forest::ForestModel;
+use crate::mondrian::guided::Guidance;
+use crate::mondrian::TreeParams;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::ThreadPool;
+
+impl Forest {
+    /// Runs `work` on the regression model with a fresh posterior.
+    fn with_regressor<T: Send>(
+        &self,
+        py: Python<'_>,
+        n_jobs: usize,
+        work: impl FnOnce(&ForestRegressor, &ThreadPool) -> Result<T> + Send,
+    ) -> PyResult<T> {
+        self.inner
+            .read_prepared(py, n_jobs, is_ready, prepare, |model, call| {
+                work(regressor(model)?, call.pool)
+            })
+    }
+}
+
+#[pymethods]
+impl Forest {
+    /// A regression forest. `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None:
+    /// heuristic); `noise_variance`: a number, "heuristic" (None) or "within_leaf";
+    /// `posterior`: "exact" or "fast"; `scale_features`: map inputs to the unit box of the
+    /// first training points; cuts chosen among `tries` dimensions × `locations` candidates by
+    /// variance reduction (1 × 1: label-blind).
+    #[staticmethod]
+    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None, posterior="exact", scale_features=true, tries=1, locations=1))]
+    #[allow(clippy::too_many_arguments)]
+    fn regressor(
+        n_features: usize,
+        lifetime: f64,
+        min_samples_split: usize,
+        seed: u64,
+        prior_mean: Option<f64>,
+        gamma1: Option<f64>,
+        gamma2: Option<f64>,
+        noise_variance: Option<Bound<'_, PyAny>>,
+        posterior: &str,
+        scale_features: bool,
+        tries: usize,
+        locations: usize,
+    ) -> PyResult<Self> {
+        let noise_variance = match noise_variance {
+            None => NoiseVariance::Heuristic,
+            Some(v) => match v.extract::<f64>() {
+                Ok(value) => NoiseVariance::Fixed(value),
+                Err(_) => NoiseVariance::named(&v.extract::<String>()?).map_err(to_py_err)?,
+            },
+        };
+        let params = TreeParams::new(lifetime, min_samples_split);
+        let forest = empty_forest(params, n_features, seed, scale_features)?;
+        let mut model = ForestRegressor::new(forest);
+        model.overrides = PriorOverrides {
+            mean: prior_mean,
+            gamma1,
+            gamma2,
+            noise_variance,
+        };
+        model.mode = PosteriorMode::named(posterior).map_err(to_py_err)?;
+        model.guidance = Guidance::new(tries, locations).map_err(to_py_err)?;
+        Ok(Self {
+            inner: Handle::new(ForestModel::Regressor(model)),
+        })
+    }
+
+    /// Whether a regression posterior is up to date (false after `partial_fit`; predictions
+    /// bring it up to date first).
+    #[getter]
+    fn posterior_is_fresh(&self, py: Python<'_>) -> bool {
+        self.inner.peek(py, is_ready)
+    }
+
+    /// Regression: predictive mean and variance of the branch-off mixture at each row.
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_jobs: usize,
+    ) -> PyResult<VectorPair<'py>> {
+        let x = x.as_array();
+        let (mean, var) = self.with_regressor(py, n_jobs, |m, pool| m.predict(&x, pool))?;
+        Ok((mean.into_pyarray(py), var.into_pyarray(py)))
+    }
+
+    /// Regression: quantiles `levels` of the predictive mixture at each row (N × L).
+    fn quantiles<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        levels: Vec<f64>,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let x = x.as_array();
+        let out = self.with_regressor(py, n_jobs, |m, pool| m.quantiles(&x, &levels, pool))?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// Regression: log p(y_i | x_i) under the predictive mixture.
+    fn log_density<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        y: PyReadonlyArray1<'py, f64>,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let (x, y) = (x.as_array(), y.as_array());
+        let out = self.with_regressor(py, n_jobs, |m, pool| m.log_density(&x, &y, pool))?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// Regression: the prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
+    fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
+        let p = self.with_regressor(py, n_jobs, |m, _| m.prior())?;
+        let out = PyDict::new(py);
+        out.set_item("mean", p.mean)?;
+        out.set_item("gamma1", p.gamma1)?;
+        out.set_item("gamma2", p.gamma2)?;
+        out.set_item("noise_variance", p.noise_variance)?;
+        Ok(out)
+    }
+
+    /// Regression: a criterion of the hyper-parameters on the first `n_trees` trees:
+    /// "evidence", Σ over trees of log p(y | tree); "leave_one_out", the forest mixture's
+    /// leave-one-out log density of the training targets (summed over points).
+    #[allow(clippy::too_many_arguments)]
+    fn prior_score(
+        &self,
+        py: Python<'_>,
+        criterion: &str,
+        mean: f64,
+        gamma1: f64,
+        gamma2: f64,
+        noise_variance: f64,
+        n_trees: usize,
+        n_jobs: usize,
+    ) -> PyResult<f64> {
+        let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
+        let evidence = match criterion {
+            "evidence" => true,
+            "leave_one_out" => false,
+            other => {
+                return Err(to_py_err(Error::InvalidInput(format!(
+                    "criterion must be 'evidence' or 'leave_one_out', got {other:?}"
+                ))))
+            }
+        };
+        self.with_regressor(py, n_jobs, |m, pool| {
+            Ok(if evidence {
+                m.log_evidence(&prior, n_trees, pool)
+            } else {
+                m.loo_log_density(&prior, n_trees, pool)
+            })
+        })
+    }
+
+    /// Regression: fixes the prior's hyper-parameters (as if passed to the constructor) and
+    /// recomputes the posterior.
+    #[allow(clippy::too_many_arguments)]
+    fn fix_prior(
+        &self,
+        py: Python<'_>,
+        mean: f64,
+        gamma1: f64,
+        gamma2: f64,
+        noise_variance: f64,
+        n_jobs: usize,
+    ) -> PyResult<()> {
+        let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
+        self.inner
+            .write(py, n_jobs, Length::Short, |model, call| match model {
+                ForestModel::Regressor(m) => m.fix_prior(&prior, call.pool),
+                ForestModel::Classifier(_) => Err(not_a("regressor")),
+            })
+    }
+
+    /// Regression: posterior mean and variance of every node mean of tree `index`.
+    fn node_posterior<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+        n_jobs: usize,
+    ) -> PyResult<VectorPair<'py>> {
+        let (mean, var): (Vec<f64>, Vec<f64>) = self.with_regressor(py, n_jobs, |m, _| {
+            m.node_posteriors(index)
+                .map(|p| p.into_iter().map(|g| (g.mean, g.var)).unzip())
+        })?;
+        Ok((mean.into_pyarray(py), var.into_pyarray(py)))
+    }
+}
