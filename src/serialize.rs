@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use serde::{de::DeserializeOwned, Serialize};
 
 /// Bumped whenever a serialised struct changes shape.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 const MAGIC: &[u8; 4] = b"MLRN";
 
 /// Magic bytes, format version, then the postcard encoding of `value`.

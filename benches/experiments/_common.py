@@ -40,7 +40,8 @@ def import_mondrian_forest_regressor() -> type:
 
 
 def machine_info(extra: str = "") -> str:
-    """Date, machine, library versions (plus ``extra``) and the command, for RESULTS.md."""
+    """Date, machine, library versions (plus ``extra``), the command and the load average,
+    for RESULTS.md."""
     import mondrian_learn
 
     versions = (
@@ -54,6 +55,7 @@ def machine_info(extra: str = "") -> str:
             f"machine: {platform.platform()}, os.cpu_count()={os.cpu_count()}",
             versions + (f", {extra}" if extra else ""),
             f"command: {' '.join([sys.executable, *sys.argv])}",
+            f"loadavg at start: {Path('/proc/loadavg').read_text().strip()}",
         ]
     )
 
@@ -64,11 +66,9 @@ def rmse(prediction: FloatArray, target: FloatArray) -> float:
 
 
 def header(extra: str = "") -> None:
-    """Machine, versions, command and the load average (benchmarks are re-run when the
-    1-minute load was above ~1.5 on the 2-core machine)."""
+    """Print :func:`machine_info` (benchmarks are re-run when the 1-minute load was above
+    ~1.5 on the 2-core machine)."""
     print(machine_info(extra))
-    with open("/proc/loadavg") as f:
-        print(f"loadavg at start: {f.read().strip()}")
 
 
 def load_cpu(data_dir: str | Path, seed: int = 0) -> dict[str, np.ndarray]:
