@@ -6,9 +6,9 @@ use super::arrays::VectorPair;
 use super::error::to_py_err;
 use super::forest::{empty_forest, is_ready, not_a, prepare, regressor, Forest};
 use super::run::{Handle, Length};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::forest::regression::prior::{GaussianPrior, NoiseVariance, PriorOverrides};
-use crate::forest::regression::{ForestRegressor, PosteriorMode};
+use crate::forest::regression::{ForestRegressor, PosteriorMode, PriorCriterion};
 use crate::forest::ForestModel;
 use crate::mondrian::guided::Guidance;
 use crate::mondrian::TreeParams;
@@ -151,21 +151,10 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<f64> {
         let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
-        let evidence = match criterion {
-            "evidence" => true,
-            "leave_one_out" => false,
-            other => {
-                return Err(to_py_err(Error::InvalidInput(format!(
-                    "criterion must be 'evidence' or 'leave_one_out', got {other:?}"
-                ))))
-            }
-        };
-        self.with_regressor(py, n_jobs, |m, pool| {
-            Ok(if evidence {
-                m.log_evidence(&prior, n_trees, pool)
-            } else {
-                m.loo_log_density(&prior, n_trees, pool)
-            })
+        let criterion = PriorCriterion::named(criterion).map_err(to_py_err)?;
+        // The criteria read the trees and leaf statistics only: no posterior refresh first.
+        self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            Ok(regressor(model)?.prior_score(criterion, &prior, n_trees, call.pool))
         })
     }
 

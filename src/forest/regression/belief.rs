@@ -35,6 +35,12 @@ impl Gaussian {
         }
     }
 
+    /// log N(x; mean, var), for var > 0.
+    #[inline]
+    pub fn log_pdf(self, x: f64) -> f64 {
+        -0.5 * ((2.0 * std::f64::consts::PI * self.var).ln() + (x - self.mean).powi(2) / self.var)
+    }
+
     /// The same mean with `extra` more variance.
     #[inline]
     pub fn widen(self, extra: f64) -> Gaussian {
@@ -83,7 +89,7 @@ impl TreePosterior {
 
     /// Node j's message to its parent: its likelihood from below widened by φ_j.
     #[inline]
-    fn upward(&self, phi: &impl Fn(u32) -> f64, j: u32) -> Gaussian {
+    pub(super) fn upward(&self, phi: &impl Fn(u32) -> f64, j: u32) -> Gaussian {
         self.messages[j as usize].from_below.widen(phi(j))
     }
 
@@ -140,7 +146,7 @@ impl TreePosterior {
 
 /// φ_j = γ₁ (σ(γ₂ τ_j) − σ(γ₂ τ_parent(j))).
 #[inline]
-fn increment_of(tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> f64 {
+pub(super) fn increment_of(tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> f64 {
     prior.increment(tree.tau_parent(j), tree.tau(j))
 }
 
@@ -151,42 +157,82 @@ pub fn tree_posterior(
     leaf_sum: &[f64],
     prior: &GaussianPrior,
 ) -> TreePosterior {
-    let n = tree.n_nodes();
-    let mut out = TreePosterior::default();
-    out.resize(n);
-    if tree.root == NONE {
-        return out;
+    let Upward {
+        mut messages,
+        increments,
+        order,
+    } = upward_pass(tree, leaf_sum, prior);
+    let phi = |j: u32| increments[j as usize];
+    order.parents_first(|j| messages.update_from_above(tree, prior.mean, &phi, j));
+    messages
+}
+
+/// The nodes of a tree parents first: its ids `0..n` when they are a pre-order, else an
+/// explicit one.
+pub(super) enum NodeOrder {
+    Ids(u32),
+    Explicit(Vec<u32>),
+}
+
+impl NodeOrder {
+    /// Calls `visit` on every node, parents first.
+    pub(super) fn parents_first(&self, visit: impl FnMut(u32)) {
+        match self {
+            NodeOrder::Ids(n) => (0..*n).for_each(visit),
+            NodeOrder::Explicit(order) => order.iter().copied().for_each(visit),
+        }
     }
-    // Each φ_j once (each is read three times below, and costs three exponentials).
+
+    /// Calls `visit` on every node, children first.
+    pub(super) fn children_first(&self, visit: impl FnMut(u32)) {
+        match self {
+            NodeOrder::Ids(n) => (0..*n).rev().for_each(visit),
+            NodeOrder::Explicit(order) => order.iter().rev().copied().for_each(visit),
+        }
+    }
+}
+
+/// Belief propagation's upward pass: every node's likelihood from below (cavities still
+/// unset), with the increments φ_j it used and the order it walked.
+pub(super) struct Upward {
+    pub messages: TreePosterior,
+    pub increments: Vec<f64>,
+    pub order: NodeOrder,
+}
+
+/// The upward pass of [`tree_posterior`], children first (also the marginal likelihood's).
+pub(super) fn upward_pass(tree: &MondrianTree, leaf_sum: &[f64], prior: &GaussianPrior) -> Upward {
+    let n = tree.n_nodes();
+    let mut messages = TreePosterior::default();
+    messages.resize(n);
+    if tree.root == NONE {
+        let order = NodeOrder::Explicit(Vec::new());
+        return Upward {
+            messages,
+            increments: Vec::new(),
+            order,
+        };
+    }
+    // Each φ_j once (each is read three times, and costs three exponentials).
     let increments: Vec<f64> = (0..n as u32)
         .map(|j| increment_of(tree, prior, j))
         .collect();
     let phi = |j: u32| increments[j as usize];
+    let order = explicit_preorder(tree).map_or(NodeOrder::Ids(n as u32), NodeOrder::Explicit);
     let noise = prior.noise_variance;
-    let Some(order) = explicit_preorder(tree) else {
-        for j in (0..n as u32).rev() {
-            out.update_from_below(tree, leaf_sum, noise, &phi, j);
-        }
-        for j in 0..n as u32 {
-            out.update_from_above(tree, prior.mean, &phi, j);
-        }
-        return out;
-    };
-    // Upward: likelihood from below, children first; then downward, parents first.
-    for &j in order.iter().rev() {
-        out.update_from_below(tree, leaf_sum, noise, &phi, j);
+    order.children_first(|j| messages.update_from_below(tree, leaf_sum, noise, &phi, j));
+    Upward {
+        messages,
+        increments,
+        order,
     }
-    for &j in &order {
-        out.update_from_above(tree, prior.mean, &phi, j);
-    }
-    out
 }
 
 /// A pre-order of `tree`'s nodes, or `None` when its ids already are one. Batch-grown trees
 /// number every parent before its children, so passes stream through memory in id order;
 /// online updates insert parents after their children, and such trees need the explicit
 /// order.
-pub fn explicit_preorder(tree: &MondrianTree) -> Option<Vec<u32>> {
+fn explicit_preorder(tree: &MondrianTree) -> Option<Vec<u32>> {
     let ids_are_preorder = tree.root == 0
         && (tree.parent.iter().enumerate()).all(|(j, &p)| p == NONE || (p as usize) < j);
     (!ids_are_preorder).then(|| tree.preorder())

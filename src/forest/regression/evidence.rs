@@ -17,77 +17,82 @@
 //! leave-one-out predictive density, whose mixture over trees scores the forest's predictive
 //! itself.
 
-use super::belief::{explicit_preorder, Gaussian, TreePosterior};
+use super::belief::{increment_of, upward_pass, Gaussian, TreePosterior, Upward};
 use super::leaf_stats::LeafStats;
+use super::mixture::{Component, LogDensityFold};
 use super::prior::GaussianPrior;
+use crate::error::{Error, Result};
 use crate::mondrian::{MondrianTree, NONE};
 use std::f64::consts::PI;
 
-/// log N(x; m, v) for v > 0.
-#[inline]
-fn log_normal(x: f64, m: f64, v: f64) -> f64 {
-    -0.5 * ((2.0 * PI * v).ln() + (x - m) * (x - m) / v)
+/// What a choice of the hyper-parameters maximises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriorCriterion {
+    /// Σ over trees of log p(y | tree, prior).
+    Evidence,
+    /// The forest mixture's leave-one-out log density of the training targets.
+    LeaveOneOut,
+}
+
+impl PriorCriterion {
+    /// The criterion called `name`: "evidence" or "leave_one_out".
+    pub fn named(name: &str) -> Result<Self> {
+        match name {
+            "evidence" => Ok(Self::Evidence),
+            "leave_one_out" => Ok(Self::LeaveOneOut),
+            other => Err(Error::InvalidParameter {
+                name: "hyperparameters",
+                reason: format!("must be 'evidence' or 'leave_one_out', got {other:?}"),
+            }),
+        }
+    }
 }
 
 /// log p(y | tree, prior): the targets of the tree's leaves (Σy and the centred Σ(y − ȳ)² in
 /// `stats`) under the hierarchical prior. 0 for a tree without nodes.
 pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &GaussianPrior) -> f64 {
-    let n = tree.n_nodes();
     if tree.root == NONE {
         return 0.0;
     }
+    let Upward {
+        messages,
+        increments,
+        order,
+    } = upward_pass(tree, &stats.sum, prior);
     let noise = prior.noise_variance;
     let log_two_pi_noise = (2.0 * PI * noise).ln();
-    // The prior variance still to come after each node's birth, γ₁ (1 − σ(γ₂ τ_j)) =
-    // γ₁ σ(−γ₂ τ_j): one exponential per node, and the increments are differences of it,
-    // accurate even where σ(γ₂ τ) rounds to 1 (it cancels only for nearly equal times, where
-    // the increment is negligible beside the noise).
-    let remaining: Vec<f64> = (tree.nodes.iter())
-        .map(|node| prior.gamma1 / (1.0 + (prior.gamma2 * node.tau).exp()))
-        .collect();
-    // Per node: (a_j, A_j, L_j).
-    let mut below = vec![(0.0, 0.0, 0.0); n];
-    let mut visit = |j: u32| {
-        let ju = j as usize;
-        let cut = &tree.nodes[ju];
-        below[ju] = if cut.dim == NONE {
-            let count = cut.n_samples.max(1) as f64;
-            let log_const = -0.5 * (count - 1.0) * log_two_pi_noise
+    let phi = |j: u32| increments[j as usize];
+    let mut total = 0.0;
+    order.parents_first(|j| {
+        let node = &tree.nodes[j as usize];
+        total += if node.dim == NONE {
+            let count = node.n_samples.max(1) as f64;
+            -0.5 * (count - 1.0) * log_two_pi_noise
                 - 0.5 * count.ln()
-                - stats.centred_squares[ju] / (2.0 * noise);
-            (stats.sum[ju] / count, noise / count, log_const)
+                - stats.centred_squares[j as usize] / (2.0 * noise)
         } else {
-            let child = |c: u32| {
-                let (a, var, l) = below[c as usize];
-                (a, var + (remaining[ju] - remaining[c as usize]).max(0.0), l)
-            };
-            let ((al, bl, ll), (ar, br, lr)) = (child(cut.left), child(cut.right));
-            let var = 1.0 / (1.0 / bl + 1.0 / br);
-            let mean = var * (al / bl + ar / br);
-            (mean, var, ll + lr + log_normal(al, ar, bl + br))
+            let (left, right) = (
+                messages.upward(&phi, node.left),
+                messages.upward(&phi, node.right),
+            );
+            right.widen(left.var).log_pdf(left.mean)
         };
-    };
-    match explicit_preorder(tree) {
-        None => (0..n as u32).rev().for_each(&mut visit),
-        Some(order) => order.iter().rev().for_each(|&j| visit(j)),
-    }
-    let (a, var, l) = below[tree.root as usize];
-    let root_increment = (prior.gamma1 / 2.0 - remaining[tree.root as usize]).max(0.0);
-    l + log_normal(a, prior.mean, var + root_increment)
+    });
+    total + messages.upward(&phi, tree.root).log_pdf(prior.mean)
 }
 
-/// Per training point, the log density of its target under tree `tree`'s leave-one-out
-/// predictive: the posterior of its leaf's mean given every other label (the leaf's cavity,
-/// which excludes the leaf's own labels, times the likelihood of the leaf's other labels),
-/// plus the label noise — the exact leave-one-out predictive of the tree's Gaussian model
-/// with the tree held fixed. Writes `out[i]` for every point i in the tree's leaves.
-pub fn tree_loo_log_density(
+/// Folds into `out[i]`, for every training point i in the tree's leaves, the log density of
+/// its target under tree `tree`'s leave-one-out predictive: the posterior of its leaf's mean
+/// given every other label (the leaf's cavity, which excludes the leaf's own labels, times the
+/// likelihood of the leaf's other labels), plus the label noise — the exact leave-one-out
+/// predictive of the tree's Gaussian model with the tree held fixed.
+pub fn fold_tree_loo_density(
     tree: &MondrianTree,
     stats: &LeafStats,
     posterior: &TreePosterior,
     prior: &GaussianPrior,
     y: &[f64],
-    out: &mut [f64],
+    out: &mut [LogDensityFold],
 ) {
     let noise = prior.noise_variance;
     for j in (0..tree.n_nodes() as u32).filter(|&j| tree.is_leaf(j)) {
@@ -95,7 +100,7 @@ pub fn tree_loo_log_density(
         let points = tree.samples.of(j, tree.nodes[ju].n_samples as usize);
         let cavity = posterior.messages[ju]
             .cavity
-            .widen(prior.increment(tree.tau_parent(j), tree.tau(j)));
+            .widen(increment_of(tree, prior, j));
         let others = points.len() as f64 - 1.0;
         for &i in points {
             let yi = y[i as usize];
@@ -107,7 +112,12 @@ pub fn tree_loo_log_density(
             } else {
                 cavity
             };
-            out[i as usize] = log_normal(yi, belief.mean, belief.var + noise);
+            let component = Component {
+                weight: 1.0,
+                mean: belief.mean,
+                var: belief.var + noise,
+            };
+            out[i as usize].add(&component, yi);
         }
     }
 }

@@ -3,6 +3,8 @@
 //! Running folds give its mean and variance and its log density at a target; its quantiles
 //! are found by a safeguarded Newton iteration on the mixture CDF.
 
+use super::belief::Gaussian;
+
 /// One Gaussian of a predictive mixture.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Component {
@@ -72,12 +74,29 @@ impl LogDensityFold {
             return;
         }
         let log = c.weight.ln()
-            - 0.5 * ((2.0 * std::f64::consts::PI * c.var).ln() + (y - c.mean).powi(2) / c.var);
+            + Gaussian {
+                mean: c.mean,
+                var: c.var,
+            }
+            .log_pdf(y);
         if log > self.max {
             self.scaled_sum = self.scaled_sum * (self.max - log).exp() + 1.0;
             self.max = log;
         } else {
             self.scaled_sum += (log - self.max).exp();
+        }
+    }
+
+    /// The fold of both folds' components.
+    pub fn merge(self, other: Self) -> Self {
+        let max = self.max.max(other.max);
+        if max == f64::NEG_INFINITY {
+            return self;
+        }
+        Self {
+            max,
+            scaled_sum: self.scaled_sum * (self.max - max).exp()
+                + other.scaled_sum * (other.max - max).exp(),
         }
     }
 

@@ -23,7 +23,9 @@ use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PureMondrian;
 use belief::{tree_posterior, Gaussian, TreePosterior};
+pub use evidence::PriorCriterion;
 use leaf_stats::LeafStats;
+use mixture::LogDensityFold;
 use ndarray::{ArrayView1, ArrayView2};
 pub use online::PosteriorMode;
 use prior::{heuristic_prior, GaussianPrior, NoiseVariance, PriorOverrides, TargetStats};
@@ -157,9 +159,24 @@ impl ForestRegressor {
         self.refresh_posterior(pool)
     }
 
+    /// `criterion` of `prior` on the first `n_trees` trees (reads only the trees and the leaf
+    /// statistics, never the stored posterior).
+    pub fn prior_score(
+        &self,
+        criterion: PriorCriterion,
+        prior: &GaussianPrior,
+        n_trees: usize,
+        pool: &ThreadPool,
+    ) -> f64 {
+        match criterion {
+            PriorCriterion::Evidence => self.log_evidence(prior, n_trees, pool),
+            PriorCriterion::LeaveOneOut => self.loo_log_density(prior, n_trees, pool),
+        }
+    }
+
     /// Σ over the first `n_trees` trees of log p(y | tree, `prior`) (the marginal likelihood
     /// of [`evidence`]); the trees do not depend on the prior, so any prior can be scored.
-    pub fn log_evidence(&self, prior: &GaussianPrior, n_trees: usize, pool: &ThreadPool) -> f64 {
+    fn log_evidence(&self, prior: &GaussianPrior, n_trees: usize, pool: &ThreadPool) -> f64 {
         let n = n_trees.min(self.forest.trees.len());
         let (trees, stats) = (&self.forest.trees[..n], &self.leaf_stats[..n]);
         pool.install(|| {
@@ -172,37 +189,23 @@ impl ForestRegressor {
     /// Σ_i log (1/k Σ_{m<k} p_m(y_i | other labels)) over the training points, k = `n_trees`
     /// (at most the forest's): the forest's leave-one-out predictive log density with the
     /// trees held fixed, under `prior` (belief propagation on the k trees first).
-    pub fn loo_log_density(&self, prior: &GaussianPrior, n_trees: usize, pool: &ThreadPool) -> f64 {
+    fn loo_log_density(&self, prior: &GaussianPrior, n_trees: usize, pool: &ThreadPool) -> f64 {
         let k = n_trees.min(self.forest.trees.len());
         let n = self.y.len();
         let (trees, stats, y) = (&self.forest.trees[..k], &self.leaf_stats[..k], &self.y);
-        let per_tree: Vec<Vec<f64>> = pool.install(|| {
+        let empty = || vec![LogDensityFold::default(); n];
+        let folds = pool.install(|| {
             (trees.par_iter().zip(stats))
-                .map(|(tree, stats)| {
+                .fold(empty, |mut folds, (tree, stats)| {
                     let posterior = tree_posterior(tree, &stats.sum, prior);
-                    let mut out = vec![f64::NEG_INFINITY; n];
-                    evidence::tree_loo_log_density(tree, stats, &posterior, prior, y, &mut out);
-                    out
+                    evidence::fold_tree_loo_density(tree, stats, &posterior, prior, y, &mut folds);
+                    folds
                 })
-                .collect()
+                .reduce(empty, |a, b| {
+                    a.into_iter().zip(b).map(|(a, b)| a.merge(b)).collect()
+                })
         });
-        let log_k = (k.max(1) as f64).ln();
-        pool.install(|| {
-            (0..n)
-                .into_par_iter()
-                .map(|i| {
-                    let top = per_tree
-                        .iter()
-                        .map(|v| v[i])
-                        .fold(f64::NEG_INFINITY, f64::max);
-                    if top == f64::NEG_INFINITY {
-                        return top;
-                    }
-                    let sum: f64 = per_tree.iter().map(|v| (v[i] - top).exp()).sum();
-                    top + sum.ln() - log_k
-                })
-                .sum()
-        })
+        folds.into_iter().map(|fold| fold.finish(k)).sum()
     }
 
     /// Recomputes the prior and every tree's posterior.
