@@ -40,15 +40,16 @@ from _common import (
     DEFAULT_DATA,
     REGRESSION_SETS,
     experiment_parser,
+    header,
     import_mondrian_forest_regressor,
     load_regression,
-    machine_info,
     rmse,
 )
 from scipy.stats import norm
 
+from mondrian_learn.calibration import LEVELS, gaussian_nlpd
+
 QUANTILES = np.round(np.arange(0.05, 0.951, 0.05), 2)
-LEVELS = np.round(np.arange(0.1, 0.91, 0.1), 1)
 
 
 def pinball(y: np.ndarray, q: np.ndarray) -> float:
@@ -72,7 +73,7 @@ def gaussian_scores(y: np.ndarray, mean: np.ndarray, std: np.ndarray) -> dict[st
     q = mean[:, None] + std[:, None] * norm.ppf(QUANTILES)[None, :]
     return {
         "rmse": rmse(mean, y),
-        "nlpd": float(-np.mean(norm.logpdf(y, mean, std))),
+        "nlpd": gaussian_nlpd(mean, std, y),
         "pinball": pinball(y, q),
         "coverage": coverage_errors(y, q),
     }
@@ -166,7 +167,7 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--cache", default="benches/out/regression_peers.json")
     args = parser.parse_args()
-    print(machine_info())
+    header()
     cache_path = Path(args.cache)
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
     mondrian = {"MF": {}} if "MF" in args.models else {}

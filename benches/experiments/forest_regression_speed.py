@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from _common import experiment_parser, import_mondrian_forest_regressor, machine_info, rmse, timed
+from _common import experiment_parser, header, import_mondrian_forest_regressor, rmse, timed
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import ExtraTreesRegressor
 
@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     regressor = import_mondrian_forest_regressor()
-    print(machine_info())
+    header()
     X, y = make_friedman1(args.n + args.n_test, noise=1.0, random_state=0)
     X_train, y_train, X_test, y_test = X[: args.n], y[: args.n], X[args.n :], y[args.n :]
     print(f"\nN_train={args.n:,}, N_test={args.n_test:,}, D=10, 10 trees, n_jobs=2")

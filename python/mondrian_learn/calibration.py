@@ -44,11 +44,17 @@ def coverage_errors(model: Any, X: Any, y: Any, levels: Any = LEVELS) -> np.ndar
     True
     """
     y = np.asarray(y, dtype=np.float64)
-    errors = []
-    for level in levels:
-        interval = model.predict_interval(X, confidence=float(level))
-        inside = (interval[:, 0] <= y) & (y <= interval[:, 1])
-        errors.append(float(np.mean(inside)) - float(level))
+    levels = [float(level) for level in np.atleast_1d(levels)]
+    if hasattr(model, "predict_quantiles"):  # every bound in one pass over X
+        bounds = [q for c in levels for q in ((1 - c) / 2, (1 + c) / 2)]
+        quantiles = model.predict_quantiles(X, bounds)
+        intervals = [quantiles[:, 2 * k : 2 * k + 2] for k in range(len(levels))]
+    else:
+        intervals = [model.predict_interval(X, confidence=c) for c in levels]
+    errors = [
+        float(np.mean((interval[:, 0] <= y) & (y <= interval[:, 1]))) - c
+        for interval, c in zip(intervals, levels)
+    ]
     return np.asarray(errors)
 
 

@@ -11,13 +11,12 @@
 use super::arena::MondrianTree;
 use super::route::{branch_off_prob, RouteScratch};
 
-/// Branching off above path node `node` (at position `depth` on the path): a new block born
+/// Branching off above path node `node`: a new block born
 /// at a time in (`t_parent`, `tau`) at rate `eta`, with total probability `weight` (that of
 /// reaching this node times p_j).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BranchOff {
     pub node: u32,
-    pub depth: usize,
     pub weight: f64,
     pub t_parent: f64,
     pub tau: f64,
@@ -55,13 +54,12 @@ pub fn branch_off_walk(
 ) -> (u32, f64) {
     let mut keep = 1.0;
     let mut t_parent = 0.0;
-    for (depth, (&node, &eta)) in scratch.path.iter().zip(&scratch.eta).enumerate() {
+    for (&node, &eta) in scratch.path.iter().zip(&scratch.eta) {
         let tau = tree.nodes[node as usize].tau;
         let p_sep = branch_off_prob(eta, tau - t_parent);
         if p_sep > 0.0 {
             visit(&BranchOff {
                 node,
-                depth,
                 weight: keep * p_sep,
                 t_parent,
                 tau,

@@ -11,7 +11,7 @@
 //! cuts cut the extent into Q + 1 bins, each point's labels are added to its bin, and prefix
 //! sums of the bins give every candidate's left side.
 
-use super::policy::{mondrian_cut, uniform_in, Block, SplitPolicy};
+use super::policy::{uniform_in, Block, SplitPolicy};
 use crate::rng::{weighted_index, TreeRng};
 
 /// How labels are summarised and compared on the two sides of a candidate cut. Statistics
@@ -101,7 +101,7 @@ impl<P: SplitPolicy, I: Impurity> SplitPolicy for Guided<P, I> {
 
     fn cut(&self, rng: &mut TreeRng, block: &Block<'_>) -> (usize, f64) {
         if !self.guidance.is_guided() {
-            return mondrian_cut(rng, block.lower, block.upper, block.linear_dimension);
+            return self.base.cut(rng, block);
         }
         SCRATCH.with_borrow_mut(|scratch| self.guided_cut(rng, block, scratch))
     }

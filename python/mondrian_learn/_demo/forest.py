@@ -11,6 +11,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.model_selection import train_test_split
 
+from mondrian_learn.calibration import gaussian_nlpd
 from mondrian_learn.forest import MondrianForestRegressor
 
 
@@ -54,8 +55,7 @@ def _nlpd(model: object, X: np.ndarray, y: np.ndarray) -> float:
     if isinstance(model, MondrianForestRegressor):
         return float(-np.mean(model.log_predictive_density(X, y)))
     per_tree = np.stack([tree.predict(X) for tree in model.estimators_])  # type: ignore[attr-defined]
-    mean, std = per_tree.mean(axis=0), np.maximum(per_tree.std(axis=0), 1e-9)
-    return float(np.mean(0.5 * np.log(2 * np.pi * std**2) + 0.5 * ((y - mean) / std) ** 2))
+    return gaussian_nlpd(per_tree.mean(axis=0), np.maximum(per_tree.std(axis=0), 1e-9), y)
 
 
 def _cells(arrays: dict, node: int, region: np.ndarray, lifetime: float, out: list) -> None:

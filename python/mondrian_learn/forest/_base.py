@@ -20,6 +20,7 @@ from mondrian_learn._validation import (
     Options,
     Param,
     Real,
+    _is_integer,
     as_core_array,
     draw_seed,
 )
@@ -40,9 +41,9 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
     """
 
     _parameters = {
-        "n_estimators": Param(10, *COUNT),
+        "n_estimators": Param(100, *COUNT),
         "lifetime": Param(np.inf, Real(low=0, allow_inf=True)),
-        "min_samples_split": Param(10, Integer(low=2)),
+        "min_samples_split": Param(2, Integer(low=2)),
         **RUNTIME,
         "scale_features": Param(True, Boolean()),
         "candidate_dimensions": Param(
@@ -56,9 +57,9 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
         t = self.candidate_dimensions
         if t == "sqrt":
             return max(1, int(math.sqrt(n_features)))
-        if isinstance(t, float):
-            return max(1, int(t * n_features))
-        return int(t)
+        if _is_integer(t):
+            return int(t)
+        return max(1, int(float(t) * n_features))  # a fraction (any real type)
 
     def _new_model(self, n_features: int, seed: int) -> Any:
         raise NotImplementedError

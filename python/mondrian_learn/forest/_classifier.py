@@ -14,8 +14,6 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure
 from mondrian_learn._validation import (
-    COUNT,
-    Integer,
     Param,
     Real,
     as_core_array,
@@ -119,8 +117,6 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
 
     _parameters = {
         **MondrianForestBase._parameters,
-        "n_estimators": Param(100, *COUNT),
-        "min_samples_split": Param(2, Integer(low=2)),
         "discount_rate": Param(None, None, Real(low=0)),
         "min_discount": Param(0.01, Real(low=0, high=1)),
     }

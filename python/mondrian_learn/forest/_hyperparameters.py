@@ -27,9 +27,10 @@ RELATIVE_BOUNDS = {"gamma1": (1e-6, 1e6), "gamma2": (1e-4, 1e4), "noise_variance
 
 
 def select_prior(
-    model: Any, rule: str, fixed: dict[str, float], y_variance: float, n_jobs: int, n_rows: int
+    model: Any, rule: str, free: list[str], y_variance: float, n_jobs: int, n_rows: int
 ) -> dict[str, float]:
-    """Maximise ``rule``'s criterion over the hyper-parameters not in ``fixed``.
+    """Maximise ``rule``'s criterion over the hyper-parameters ``free``, starting from the
+    prior the model holds (the heuristic's values, and the caller's where fixed).
 
     Parameters
     ----------
@@ -42,8 +43,8 @@ def select_prior(
         "leave_one_out": Σ_i log (1/M Σ_m p_m(y_i | y_−i, tree m)), the forest mixture's exact
         leave-one-out predictive density with the trees held fixed — it scores the predictive
         the forest reports (a mixture over trees), where the evidence scores single trees.
-    fixed : dict
-        Values the caller fixed (names as in ``FREE``); the prior mean is always fixed.
+    free : list of str
+        The names (from ``FREE``) the caller left to be chosen; the prior mean stays fixed.
     y_variance : float
         Variance of the training targets (the scale of the search box).
     n_jobs, n_rows : int
@@ -55,8 +56,6 @@ def select_prior(
         ``mean``, ``gamma1``, ``gamma2``, ``noise_variance``.
     """
     start = dict(model.prior(n_jobs))
-    start.update(fixed)
-    free = [name for name in FREE if name not in fixed]
     n_trees = min(SCORED_TREES, model.n_trees)
 
     def prior_at(theta: np.ndarray) -> dict[str, float]:
@@ -74,8 +73,6 @@ def select_prior(
             return np.inf
         return -value / (n_rows * n_trees) if np.isfinite(value) else np.inf
 
-    if not free:
-        return start
     scale = max(y_variance, np.finfo(float).tiny / np.finfo(float).eps)
     reference = {"gamma1": scale, "gamma2": start["gamma2"], "noise_variance": scale}
     bounds = [tuple(np.log(reference[name] * np.array(RELATIVE_BOUNDS[name]))) for name in free]

@@ -22,7 +22,7 @@ from mondrian_learn._validation import (
     check_parameter,
 )
 from mondrian_learn.forest._base import MondrianForestBase
-from mondrian_learn.forest._hyperparameters import select_prior
+from mondrian_learn.forest._hyperparameters import FREE, select_prior
 
 
 class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
@@ -137,8 +137,6 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         "gamma2": Param(None, None, *POSITIVE),
         "noise_variance": Param(None, None, Options({"heuristic", "within_leaf"}), *POSITIVE),
         "posterior": Param("exact", Options({"exact", "fast"})),
-        "n_estimators": Param(100, *COUNT),
-        "min_samples_split": Param(2, Integer(low=2)),
         "candidate_dimensions": Param(
             1.0, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
         ),
@@ -171,14 +169,10 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         )
 
     def _finish_fit(self, model: Any, y: np.ndarray, n_jobs: int) -> None:
-        if self.hyperparameters == "heuristic":
+        free = [name for name in FREE if getattr(self, name) is None]
+        if self.hyperparameters == "heuristic" or not free:
             return
-        fixed = {
-            name: float(value)
-            for name, value in model.prior(n_jobs).items()
-            if name != "mean" and getattr(self, name) is not None
-        }
-        prior = select_prior(model, self.hyperparameters, fixed, float(np.var(y)), n_jobs, len(y))
+        prior = select_prior(model, self.hyperparameters, free, float(np.var(y)), n_jobs, len(y))
         model.fix_prior(
             prior["mean"], prior["gamma1"], prior["gamma2"], prior["noise_variance"], n_jobs
         )
