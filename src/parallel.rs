@@ -36,9 +36,17 @@ impl Interrupt {
 /// A pool of exactly `n_jobs` threads (at least one).
 pub fn pool(n_jobs: usize) -> Result<ThreadPool> {
     ThreadPoolBuilder::new()
-        .num_threads(n_jobs.max(1))
+        .num_threads(n_jobs.clamp(1, max_threads()))
         .build()
         .map_err(|e| Error::ThreadPool(e.to_string()))
+}
+
+/// The CPUs this process may use (read once): more threads than that only add switching,
+/// and results never depend on the count, so pools are capped there (`n_jobs = 2⁴⁰` once
+/// started a thread per job).
+pub fn max_threads() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Rows per parallel work item when a loop runs over points: large enough to amortise

@@ -111,6 +111,14 @@ def estimator_zoo() -> dict[str, tuple[Any, dict[str, Any]]]:
             ml.MondrianForestClassifier(3, random_state=0),
             {"candidate_locations": 0},
         ),
+        "forest_cv": (
+            ml.MondrianForestRegressorCV(3, lifetimes=5, random_state=0),
+            {"selection": "r2"},
+        ),
+        "forest_classifier_cv": (
+            ml.MondrianForestClassifierCV(3, lifetimes=5, random_state=0),
+            {"validation_fraction": 1.0},
+        ),
         "kernel_features": (ml.MondrianKernelFeatures(5, 2.0, random_state=0), {"lifetime": -1.0}),
         "kernel_ridge": (ml.MondrianKernelRidge(5, 2.0, random_state=0), {"alpha": 0.0}),
         "kernel_ridge_cv": (

@@ -9,6 +9,7 @@ import pytest
 
 MODULES = [
     "forest._regressor",
+    "forest._lifetime_search",
     "kernel._features",
     "kernel._ridge",
     "kernel._path_cv",

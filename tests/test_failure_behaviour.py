@@ -17,6 +17,10 @@ ZOO = estimator_zoo()
 # the partition estimators, after kernel_ is replaced): made to raise KeyboardInterrupt there.
 MID_FIT = {
     **dict.fromkeys(["forest", "forest_classifier"], ("mondrian_learn.forest._base", "grow_trees")),
+    # After the fit on the training share, before the path and the refit.
+    **dict.fromkeys(
+        ["forest_cv", "forest_classifier_cv"], ("mondrian_learn.forest._base", "PathProgress")
+    ),
     **dict.fromkeys(
         ["kernel_features", "kernel_ridge", "kernel_ridge_cv"],
         ("mondrian_learn.kernel._base", "grow_trees"),

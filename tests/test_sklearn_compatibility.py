@@ -6,7 +6,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian_learn import (
     MondrianForestClassifier,
+    MondrianForestClassifierCV,
     MondrianForestRegressor,
+    MondrianForestRegressorCV,
     MondrianKernelFeatures,
     MondrianKernelRidge,
     MondrianKernelRidgeCV,
@@ -23,6 +25,8 @@ from mondrian_learn.partition import PartitionGPRegressor, PartitionKernelPCA, P
     [
         MondrianForestRegressor(n_estimators=5),
         MondrianForestClassifier(n_estimators=5),
+        MondrianForestRegressorCV(n_estimators=5, lifetimes=10),
+        MondrianForestClassifierCV(n_estimators=5, lifetimes=10),
         MondrianKernelFeatures(n_estimators=5),
         MondrianKernelRidge(n_estimators=5),
         MondrianKernelRidgeCV(n_estimators=5, max_lifetime=2.0, lifetimes=10),

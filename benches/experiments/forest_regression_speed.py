@@ -8,7 +8,9 @@ model in the same run (best of ``--repeats``):
   ``hyperparameters="heuristic"``) and the marginal-likelihood search (the difference), beside
   the label-blind forest and ``ExtraTreesRegressor()`` / ``ExtraTreesRegressor(max_features=1)``;
 * ``predict`` of ``--n-test`` rows with and without ``return_std`` against ExtraTrees'
-  ``predict``, and the test RMSE of each.
+  ``predict``, and the test RMSE of each;
+* the lifetime path of the default forest (100 checkpoints; training rows and the test rows
+  as validation) against its fit at Λ = ∞.
 
 Usage::
 
@@ -58,7 +60,7 @@ def main() -> None:
             10, max_features=1, n_jobs=2, random_state=0
         ),
     }
-    fit_s, predict_s, std_s = {}, {}, {}
+    fit_s, predict_s, std_s, path_s = {}, {}, {}, 0.0
     print(f"{'model':<30}{'fit s':>8}{'predict s':>11}{'+std s':>9}{'RMSE':>8}")
     for name, model in models.items():
         fit_s[name], _ = best_time(lambda m=model: m.fit(X_train, y_train), args.repeats)
@@ -69,6 +71,10 @@ def main() -> None:
                 lambda m=model: m.predict(X_test, return_std=True), args.repeats
             )
             std = f"{std_s[name]:>9.2f}"
+        if name == "MF default":
+            path_s, _ = best_time(
+                lambda m=model: m.lifetime_path(X_test, y_test, lifetimes=100), args.repeats
+            )
         print(
             f"{name:<30}{fit_s[name]:>8.2f}{predict_s[name]:>11.2f}{std:>9}"
             f"{rmse(mean, y_test):>8.3f}"
@@ -81,6 +87,10 @@ def main() -> None:
     print(
         f"  marginal-likelihood search / one fit: {search / grow:.2f} (≤ 2); "
         f"the default's whole fit / ExtraTrees(): {fit_s['MF default'] / fit_s['ExtraTrees()']:.2f}"
+    )
+    print(
+        f"  lifetime path ({path_s:.2f} s) / the default's fit at Λ = ∞: "
+        f"{path_s / fit_s['MF default']:.2f} (≤ 1.5)"
     )
     et = predict_s["ExtraTrees()"]
     print(

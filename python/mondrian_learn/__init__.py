@@ -6,7 +6,12 @@ estimators: validation, parameters and orchestration, one subpackage per family
 """
 
 from mondrian_learn import forest, kernel, partition
-from mondrian_learn.forest import MondrianForestClassifier, MondrianForestRegressor
+from mondrian_learn.forest import (
+    MondrianForestClassifier,
+    MondrianForestClassifierCV,
+    MondrianForestRegressor,
+    MondrianForestRegressorCV,
+)
 from mondrian_learn.kernel import (
     MondrianKernelFeatures,
     MondrianKernelRidge,
@@ -21,7 +26,9 @@ from mondrian_learn.partition import (
 
 __all__ = [
     "MondrianForestClassifier",
+    "MondrianForestClassifierCV",
     "MondrianForestRegressor",
+    "MondrianForestRegressorCV",
     "MondrianKernelFeatures",
     "MondrianKernelRidge",
     "MondrianKernelRidgeCV",

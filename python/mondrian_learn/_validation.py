@@ -13,6 +13,7 @@ parameter domains again; it only checks what depends on the data (NaN, shapes, o
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
@@ -258,7 +259,9 @@ def is_core_ready(X: object, y: object, n_features: int) -> bool:
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
-    """Number of threads for ``n_jobs`` with scikit-learn's meaning (None → 1, −1 → all cores).
+    """Number of threads for ``n_jobs`` with scikit-learn's meaning (None → 1, −1 → all cores),
+    at most the number of CPUs: more threads than cores only add switching (``n_jobs=2**40``
+    must not start 2⁴⁰ threads), and results never depend on the count.
 
     Raises
     ------
@@ -266,12 +269,42 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
         If ``n_jobs`` is 0 or not an integer.
     """
     check_parameter("n_jobs", n_jobs, N_JOBS)
-    if n_jobs is None:
+    if n_jobs is None or n_jobs == 1:
         return 1
+    cpus = _cpu_count()
     if n_jobs > 0:
-        return int(n_jobs)
-    # os.cpu_count() reads /sys on every call: only when a negative n_jobs needs it.
-    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+        return min(int(n_jobs), cpus)
+    return max(1, cpus + 1 + max(int(n_jobs), -cpus))
+
+
+@functools.cache
+def _cpu_count() -> int:
+    """CPUs this process may use (read once: ``os.cpu_count()`` reads /sys on every call)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@functools.cache
+def physical_memory() -> int:
+    """Bytes of physical memory on this machine (read once)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return 2**62
+
+
+def check_memory(name: str, value: Any, n_bytes: float, what: str) -> None:
+    """Raise ``MemoryError`` naming the parameter ``name=value`` when a call would need
+    ``n_bytes`` (at least: ``what``, e.g. "a leaf's point ids per tree") and that exceeds the
+    machine's physical memory: refused before anything is allocated, instead of an abort by
+    the allocator or hours of swapping."""
+    if n_bytes > physical_memory():
+        raise MemoryError(
+            f"{name}={value} needs at least {n_bytes / 2**30:.3g} GiB ({what}), more than this "
+            f"machine's {physical_memory() / 2**30:.3g} GiB of memory: lower {name}"
+        )
 
 
 def draw_seed(random_state: int | np.random.RandomState | None) -> int:

@@ -11,6 +11,7 @@
 pub mod classification;
 pub mod data;
 pub mod input_map;
+pub mod lifetime_path;
 pub mod regression;
 
 use crate::error::{Error, Result};

@@ -3,6 +3,7 @@
 //! predictive is built from.
 
 pub mod arena;
+pub mod birth_order;
 pub mod branch_off;
 pub mod extend;
 pub mod guided;

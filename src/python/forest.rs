@@ -9,8 +9,10 @@ use super::run::{Handle, Length};
 use super::tree_arrays::tree_arrays;
 use crate::error::{Error, Result};
 use crate::forest::classification::ForestClassifier;
+use crate::forest::lifetime_path::PathPoint;
 use crate::forest::regression::ForestRegressor;
 use crate::forest::{ForestModel, MondrianForest};
+use crate::mondrian::birth_order::Checkpoints;
 use crate::mondrian::guided::Guidance;
 use crate::mondrian::TreeParams;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -77,6 +79,20 @@ pub(super) fn prepare(model: &mut ForestModel, pool: &ThreadPool) -> Result<()> 
             m.ensure_means(pool);
             Ok(())
         }
+    }
+}
+
+/// The names of the path's two scores (`forest::regression::path`, `classification::path`).
+const REGRESSION: [&str; 2] = ["mse", "nlpd"];
+const CLASSIFICATION: [&str; 2] = ["log_loss", "accuracy"];
+
+/// Validation points with their targets of the model's kind (None without points; an error
+/// when the targets are of the other kind).
+fn paired<'a, X, Y>(x: Option<&'a X>, y: Option<&'a Y>) -> Result<Option<(&'a X, &'a Y)>> {
+    match (x, y) {
+        (None, _) => Ok(None),
+        (Some(x), Some(y)) => Ok(Some((x, y))),
+        (Some(_), None) => Err(Targets::mismatch()),
     }
 }
 
@@ -195,12 +211,85 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.as_array();
-        let out = self
-            .inner
-            .read_prepared(py, n_jobs, is_ready, prepare, |model, call| {
-                classifier(model)?.predict_proba(&x, call.pool)
-            })?;
+        let out = self.inner.read_prepared(
+            py,
+            n_jobs,
+            Length::Short,
+            is_ready,
+            prepare,
+            |model, call| classifier(model)?.predict_proba(&x, call.pool),
+        )?;
         Ok(out.into_pyarray(py))
+    }
+
+    /// The lifetime path of the pruned forests (`forest::lifetime_path`) on the training
+    /// points and optional validation data (`y_val`: float64 targets or uint32 classes), at
+    /// `n_checkpoints` evenly spread cuts or at `lifetimes` (neither: after every cut).
+    #[pyo3(signature = (x_val, y_val, n_checkpoints, lifetimes, n_jobs, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn lifetime_path<'py>(
+        &self,
+        py: Python<'py>,
+        x_val: Option<PyReadonlyArray2<'py, f64>>,
+        y_val: Option<Bound<'py, PyAny>>,
+        n_checkpoints: Option<usize>,
+        lifetimes: Option<Vec<f64>>,
+        n_jobs: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let checkpoints = Checkpoints::from_options(n_checkpoints, lifetimes);
+        let x_val = x_val.as_ref().map(|x| x.as_array());
+        let y_val = y_val.as_ref().map(Targets::of);
+        let (values, labels) = match &y_val {
+            Some(y) => (y.values(), y.labels()),
+            None => (None, None),
+        };
+        if x_val.is_some() != y_val.is_some() {
+            return Err(to_py_err(Error::InvalidInput(
+                "give both validation points and targets, or neither".into(),
+            )));
+        }
+        let (points, names) = self.inner.read_prepared(
+            py,
+            n_jobs,
+            Length::Long,
+            is_ready,
+            prepare,
+            |model, call| {
+                let report = |done, total| call.notify(&progress, &[done, total]);
+                let (pool, stop) = (call.pool, call.interrupt);
+                let x = x_val.as_ref();
+                match model {
+                    ForestModel::Regressor(m) => {
+                        let validation = paired(x, values.as_ref())?;
+                        let path = m.lifetime_path(validation, &checkpoints, pool, stop, report);
+                        Ok((path?, REGRESSION))
+                    }
+                    ForestModel::Classifier(m) => {
+                        let validation = paired(x, labels.as_ref())?;
+                        let path = m.lifetime_path(validation, &checkpoints, pool, stop, report);
+                        Ok((path?, CLASSIFICATION))
+                    }
+                }
+            },
+        )?;
+        let n_trees = self.n_trees(py);
+        let out = PyDict::new(py);
+        let column = |f: &dyn Fn(&PathPoint) -> f64| -> Vec<f64> { points.iter().map(f).collect() };
+        out.set_item("lifetimes", column(&|p| p.lifetime).into_pyarray(py))?;
+        let cuts: Vec<i64> = points.iter().map(|p| p.n_cuts as i64).collect();
+        let leaves: Vec<i64> = cuts.iter().map(|c| c + n_trees as i64).collect();
+        out.set_item("n_cuts", cuts.into_pyarray(py))?;
+        out.set_item("n_leaves", leaves.into_pyarray(py))?;
+        for (s, name) in names.iter().enumerate() {
+            out.set_item(
+                format!("train_{name}"),
+                column(&|p| p.train[s]).into_pyarray(py),
+            )?;
+            let held_out = column(&|p| p.validation[s]);
+            out.set_item(format!("validation_{name}"), held_out.into_pyarray(py))?;
+        }
+        Ok(out)
     }
 
     /// Classification: the class counts of every node of tree `index` (n_nodes × K).
@@ -243,6 +332,12 @@ impl Forest {
     #[getter]
     fn n_trees(&self, py: Python<'_>) -> usize {
         self.inner.peek(py, |m| m.forest().trees.len())
+    }
+
+    /// The trees' lifetime Λ (possibly ∞).
+    #[getter]
+    fn lifetime(&self, py: Python<'_>) -> f64 {
+        self.inner.peek(py, |m| m.forest().params.lifetime)
     }
 
     /// Number of stored training points.

@@ -25,10 +25,14 @@ impl Forest {
         n_jobs: usize,
         work: impl FnOnce(&ForestRegressor, &ThreadPool) -> Result<T> + Send,
     ) -> PyResult<T> {
-        self.inner
-            .read_prepared(py, n_jobs, is_ready, prepare, |model, call| {
-                work(regressor(model)?, call.pool)
-            })
+        self.inner.read_prepared(
+            py,
+            n_jobs,
+            Length::Short,
+            is_ready,
+            prepare,
+            |model, call| work(regressor(model)?, call.pool),
+        )
     }
 }
 

@@ -97,11 +97,7 @@ impl KernelFeatures {
         n_jobs: usize,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let checkpoints = match (n_checkpoints, lifetimes) {
-            (_, Some(l)) => Checkpoints::Lifetimes(l),
-            (Some(k), None) => Checkpoints::Count(k),
-            (None, None) => Checkpoints::EveryCut,
-        };
+        let checkpoints = Checkpoints::from_options(n_checkpoints, lifetimes);
         let options = PathOptions {
             alpha,
             solver: SolverChoice::named(solver).map_err(to_py_err)?,

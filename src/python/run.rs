@@ -209,6 +209,7 @@ impl<T: Send + Sync> Handle<T> {
         &self,
         py: Python<'_>,
         n_jobs: usize,
+        length: Length,
         ready: impl Fn(&T) -> bool + Send + Sync,
         prepare: impl Fn(&mut T, &ThreadPool) -> Result<()> + Send + Sync,
         work: F,
@@ -218,7 +219,7 @@ impl<T: Send + Sync> Handle<T> {
         F: for<'c> FnOnce(&T, &Call<'c>) -> Result<R> + Send,
     {
         let pool = self.pools.get(n_jobs)?;
-        run(py, &pool, Length::Short, |call| loop {
+        run(py, &pool, length, |call| loop {
             {
                 let model = read(&self.model);
                 if ready(&model) {

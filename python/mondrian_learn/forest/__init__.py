@@ -4,6 +4,16 @@ AISTATS 2016) and classification (NIPS 2014)."""
 
 from mondrian_learn.forest._base import MondrianForestBase
 from mondrian_learn.forest._classifier import MondrianForestClassifier
+from mondrian_learn.forest._lifetime_search import (
+    MondrianForestClassifierCV,
+    MondrianForestRegressorCV,
+)
 from mondrian_learn.forest._regressor import MondrianForestRegressor
 
-__all__ = ["MondrianForestBase", "MondrianForestClassifier", "MondrianForestRegressor"]
+__all__ = [
+    "MondrianForestBase",
+    "MondrianForestClassifier",
+    "MondrianForestClassifierCV",
+    "MondrianForestRegressor",
+    "MondrianForestRegressorCV",
+]

@@ -11,7 +11,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn._base import EstimatorBase, OnlineMixin, restore_on_failure
-from mondrian_learn._progress import grow_trees
+from mondrian_learn._lifetime_path import checkpoint_arguments
+from mondrian_learn._progress import PathProgress, grow_trees
 from mondrian_learn._validation import (
     COUNT,
     RUNTIME,
@@ -22,6 +23,7 @@ from mondrian_learn._validation import (
     Real,
     _is_integer,
     as_core_array,
+    check_memory,
     draw_seed,
 )
 
@@ -34,10 +36,10 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
     (NIPS 2014). ``lifetime`` is in the units of the features after the estimator's own
     scaling to the unit box (``scale_features=True``, the default), raw units otherwise.
 
-    A subclass says what the leaves predict: ``_new_model(n_features, seed)`` builds its core
-    forest (whose ``fit``, ``partial_fit``, ``apply``, ``tree_arrays``, ``n_leaves`` and
-    ``input_map`` this class calls) and ``_training_data(X, y, reset)`` checks its targets and
-    returns them as the core takes them.
+    A subclass says what the leaves predict: ``_new_model(n_features, seed, lifetime)`` builds
+    its core forest (whose ``fit``, ``partial_fit``, ``apply``, ``tree_arrays``, ``n_leaves``,
+    ``input_map`` and ``lifetime_path`` this class calls) and ``_training_data(X, y, reset)``
+    checks its targets and returns them as the core takes them.
     """
 
     _parameters = {
@@ -61,7 +63,7 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
             return int(t)
         return max(1, int(float(t) * n_features))  # a fraction (any real type)
 
-    def _new_model(self, n_features: int, seed: int) -> Any:
+    def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
         raise NotImplementedError
 
     def _training_data(
@@ -88,12 +90,21 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
         """
         return self._fit(X, y)
 
-    def _fit(self, X: Any, y: Any, classes: Any = None) -> Any:
-        """``fit``, with the classes a stream declares (classifiers' first ``partial_fit``)."""
+    def _fit(self, X: Any, y: Any, classes: Any = None, lifetime: float | None = None) -> Any:
+        """``fit``, with the classes a stream declares (classifiers' first ``partial_fit``) and
+        a lifetime other than the parameter's (the refit of a lifetime search)."""
         self._validate_params()
         n_jobs = self._threads()
         X, y = self._training_data(X, y, reset=True, classes=classes)
-        model = self._new_model(X.shape[1], draw_seed(self.random_state))
+        n, d = X.shape
+        check_memory(
+            "n_estimators",
+            self.n_estimators,
+            self.n_estimators * (4.0 * n + 40.0 + 16.0 * d),
+            "every tree holds its points' ids and a root node",
+        )
+        lifetime = float(self.lifetime if lifetime is None else lifetime)
+        model = self._new_model(X.shape[1], draw_seed(self.random_state), lifetime)
         X = as_core_array(X)
         grow_trees(
             self.n_estimators,
@@ -109,6 +120,50 @@ class MondrianForestBase(OnlineMixin, EstimatorBase):
 
     def _finish_fit(self, model: Any, y: np.ndarray, n_jobs: int) -> None:
         """Work on the fitted core model before it is kept (none by default)."""
+
+    def lifetime_path(self, X: Any = None, y: Any = None, lifetimes: Any = 100) -> dict[str, Any]:
+        """Scores of the forest pruned at every lifetime λ ∈ [0, Λ] (Balog's report §4.1).
+
+        The forest at λ keeps the cuts born by λ (a Mondrian tree pruned at λ is a Mondrian
+        tree of lifetime λ). Sweeping all trees' cuts in birth-time order, each cut moves its
+        block's points to the children, O(1) per point and cut: the whole path costs about
+        one routing of the points through the trees. That needs a prediction per node that
+        depends neither on λ nor on the nodes below, which the hierarchical posteriors do not
+        give, so the path scores simpler predictors of the same pruned forests: leaf means
+        with a Gaussian N(mean over trees, σ_y² + variance over trees) for regression (σ_y²
+        from ``prior_``), leaf class frequencies smoothed towards the parent's by one
+        pseudo-count for classification.
+
+        Parameters
+        ----------
+        X, y : array-like, optional
+            Validation points and targets (both or neither).
+        lifetimes : int, array-like or None, default=100
+            An int k: at λ = 0 and after every ⌈n_cuts/k⌉-th cut; an array: at those
+            lifetimes (within the forest's); None: after every cut.
+
+        Returns
+        -------
+        path : dict of arrays
+            ``lifetimes``, ``n_cuts``, ``n_leaves`` (all trees) and the training and
+            validation scores (NaN without ``X``): ``train_mse``, ``train_nlpd``,
+            ``validation_mse``, ``validation_nlpd`` for regression; ``train_log_loss``,
+            ``train_accuracy``, ``validation_log_loss``, ``validation_accuracy`` for
+            classification.
+        """
+        check_is_fitted(self)
+        n_checkpoints, grid = checkpoint_arguments(lifetimes, self.model_.lifetime)
+        if (X is None) != (y is None):
+            raise ValueError("give both X and y for validation, or neither")
+        if X is not None:
+            X, y = self._training_data(X, y, reset=False)
+            X = as_core_array(X)
+        with PathProgress("cuts", self.verbose) as progress:
+            return dict(
+                self.model_.lifetime_path(
+                    X, y, n_checkpoints, grid, self._threads(), progress.callback
+                )
+            )
 
     def _check_tree_index(self, index: Any) -> int:
         check_is_fitted(self)

@@ -149,12 +149,12 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             )
         return as_core_array(indices, dtype=np.uint32)
 
-    def _new_model(self, n_features: int, seed: int) -> Any:
+    def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
         rate = self.discount_rate
         return _core.Forest.classifier(
             n_features,
             len(self.classes_),
-            float(self.lifetime),
+            lifetime,
             int(self.min_samples_split),
             seed,
             10.0 * n_features if rate is None else float(rate),

@@ -149,13 +149,13 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=reset)
         return X, as_core_array(y)
 
-    def _new_model(self, n_features: int, seed: int) -> Any:
+    def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
         def optional(value: Any) -> Any:
             return value if value is None or isinstance(value, str) else float(value)
 
         return _core.Forest.regressor(
             n_features,
-            float(self.lifetime),
+            lifetime,
             int(self.min_samples_split),
             seed,
             optional(self.prior_mean),

@@ -9,7 +9,7 @@ import numpy as np
 
 from mondrian_learn._base import EstimatorBase, document
 from mondrian_learn._progress import grow_trees
-from mondrian_learn._validation import draw_seed
+from mondrian_learn._validation import check_memory, draw_seed
 
 T = TypeVar("T")
 
@@ -44,9 +44,15 @@ class MondrianKernelBase(EstimatorBase):
     trees, tree ``m`` drawn from a stream seeded by ``(seed, m)``, so results do not depend
     on ``n_jobs``. These estimators do not scale X: lifetimes are in the units of X."""
 
-    def _sample_trees(self, make: Callable[[int, int, int, Any], T]) -> T:
+    def _sample_trees(self, make: Callable[[int, int, int, Any], T], n_rows: int) -> T:
         """``make(seed, n_jobs, slice_size, progress)``: the core object that samples the
-        trees, built with a ``"trees"`` progress bar when ``verbose``."""
+        trees on ``n_rows`` points, built with a ``"trees"`` progress bar when ``verbose``."""
+        check_memory(
+            "n_estimators",
+            self.n_estimators,
+            self.n_estimators * (16.0 * n_rows + 40.0),
+            "every tree holds its points' ids and gives each point a feature (index and value)",
+        )
         n_jobs = self._threads()
         return grow_trees(
             self.n_estimators,

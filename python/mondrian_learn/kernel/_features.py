@@ -80,7 +80,8 @@ class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
         self.model_ = self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
                 X, int(self.n_estimators), float(self.lifetime), seed, n_jobs, slice_size, progress
-            )
+            ),
+            X.shape[0],
         )
         self.n_columns_ = self.model_.n_columns()
         return self

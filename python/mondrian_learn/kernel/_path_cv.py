@@ -7,22 +7,24 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._base import restore_on_failure
+from mondrian_learn._lifetime_path import (
+    LIFETIMES,
+    VALIDATION_FRACTION,
+    checkpoint_arguments,
+    held_out_split,
+)
 from mondrian_learn._progress import PathProgress
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     POSITIVE,
     RUNTIME,
-    Integer,
     Options,
     Param,
-    Real,
-    RealArray,
     as_core_array,
 )
 from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin
@@ -135,39 +137,15 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         "n_estimators": Param(50, *COUNT),
         "max_lifetime": Param(None, None, *FINITE_LIFETIME),
         "alpha": Param(1e-4, *POSITIVE),
-        "lifetimes": Param(100, None, Integer(low=1), RealArray(low=0)),
+        "lifetimes": LIFETIMES,
         "selection": Param("validation", Options({"validation", "evidence"})),
-        "validation_fraction": Param(0.2, Real(low=0, high=1, closed="neither")),
+        "validation_fraction": VALIDATION_FRACTION,
         "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
         "max_dense_features": Param(4096, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
         "gradient_max_iter": Param(300, *COUNT),
         **RUNTIME,
     }
-
-    def _checkpoints(self, max_lifetime: float) -> tuple[int | None, list[float] | None]:
-        if self.lifetimes is None:
-            return None, None
-        if Integer(low=1).is_satisfied_by(self.lifetimes):
-            return int(self.lifetimes), None
-        grid = np.asarray(self.lifetimes, dtype=np.float64).ravel()
-        if grid.max() > max_lifetime:
-            raise ValueError(
-                f"lifetimes must not exceed max_lifetime ({max_lifetime}), got {grid.max()}"
-            )
-        return None, [float(v) for v in grid]
-
-    def _split(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Indices of the training and validation rows."""
-        n = X.shape[0]
-        if n < 2:
-            raise ValueError(
-                "selection='validation' holds out part of X, which needs at least 2 samples, "
-                f"got n_samples={n}"
-            )
-        n_val = min(n - 1, max(1, int(round(self.validation_fraction * n))))
-        order = check_random_state(self.random_state).permutation(n)
-        return np.sort(order[n_val:]), np.sort(order[:n_val])
 
     @restore_on_failure
     def fit(
@@ -196,7 +174,9 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         held_out = None
         train_X, train_y = X, y
         if self.selection == "validation" and X_val is None:
-            train, held_out = self._split(X, y)
+            train, held_out = held_out_split(
+                X.shape[0], self.validation_fraction, self.random_state
+            )
             train_X, train_y = X[train], y[train]
             X_val, y_val = X[held_out], y[held_out]
         elif self.selection == "validation":
@@ -208,12 +188,13 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         max_lifetime = (
             default_max_lifetime(train_X) if self.max_lifetime is None else float(self.max_lifetime)
         )
-        n_checkpoints, grid = self._checkpoints(max_lifetime)
+        n_checkpoints, grid = checkpoint_arguments(self.lifetimes, max_lifetime)
         train_X = as_core_array(train_X)
         features = self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
                 train_X, int(self.n_estimators), max_lifetime, seed, n_jobs, slice_size, progress
-            )
+            ),
+            train_X.shape[0],
         )
         with PathProgress("cuts", self.verbose) as progress:
             path = features.path(

@@ -102,7 +102,8 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
                 n_jobs,
                 slice_size,
                 progress,
-            )
+            ),
+            X.shape[0],
         )
         return self
 

@@ -56,7 +56,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         Rademacher probes for the log-determinant (at least 2: their spread is the reported
         error).
     lanczos_steps : int, default=60
-        Lanczos steps per probe.
+        Lanczos steps per probe (at most N are run: Lanczos is exact after N steps).
     random_state, n_jobs
         As for :class:`RandomPartitionKernel`; results are identical for any ``n_jobs``.
     verbose : int, default=0

@@ -17,6 +17,7 @@ from mondrian_learn._validation import (
     RUNTIME,
     Options,
     as_core_array,
+    check_memory,
     check_parameter,
     draw_seed,
 )
@@ -103,6 +104,12 @@ default="mondrian"
             X = validate_data(self, X, dtype=np.float64)
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        check_memory(
+            "n_partitions",
+            m,
+            4.0 * m * X.shape[0],
+            "a 4-byte cluster label per point and partition",
+        )
         seed = draw_seed(self.random_state)
         X = as_core_array(X)
         for name in ("rules_", "uniques_"):  # from an earlier fit with a callable sampler

@@ -70,7 +70,9 @@ class MarginalLikelihood:
         if norms2[0] == 0:
             # y ≡ 0: the data-fit term vanishes; any start gives the log-determinant.
             starts[:, 0] = probes[:, 0]
-        tri = _core.lanczos(model, starts, int(steps), n_jobs)
+        # Lanczos on an N × N operator is exact after N steps: more would only cost memory
+        # (the quadrature's eigen-decomposition is steps × steps).
+        tri = _core.lanczos(model, starts, min(int(steps), n), n_jobs)
         nodes = [gauss_nodes(a, b, w) for (a, b), w in zip(tri, norms2)]
         self._y = nodes[0] if norms2[0] > 0 else (np.zeros(1), np.zeros(1))
         self._probes = nodes[1:]
@@ -118,17 +120,33 @@ class MarginalLikelihood:
         if signal is not None:
             log_noise = _search(
                 lambda t: -self.value(signal, float(np.exp(t))),
-                np.log(signal * 1e-6),
-                np.log(signal * 1e3),
+                *_log_range("signal_variance", signal, "noise_variance", 1e-6, 1e3),
             )
             return signal, float(np.exp(log_noise))
         assert noise is not None
         log_signal = _search(
             lambda t: -self.value(float(np.exp(t)), noise),
-            np.log(noise * 1e-3),
-            np.log(noise * 1e6),
+            *_log_range("noise_variance", noise, "signal_variance", 1e-3, 1e6),
         )
         return float(np.exp(log_signal)), noise
+
+
+def _log_range(
+    name: str, value: float, searched: str, low: float, high: float
+) -> tuple[float, float]:
+    """``log(value · low), log(value · high)``: where the variance ``searched`` is looked for
+    relative to the fixed ``name=value``; a ValueError naming both when that range leaves the
+    floats (``value`` so large or small that ``value · high`` overflows or ``value · low`` is
+    0 or subnormal)."""
+    lo, hi = value * low, value * high
+    if not (np.isfinite(hi) and lo >= np.finfo(float).tiny):
+        raise ValueError(
+            f"{name}={value:g} is too {'large' if not np.isfinite(hi) else 'small'}: "
+            f"{searched} is searched on [{low:g}, {high:g}] × {name}, which leaves the "
+            f"range of float64; fix {searched} as well, or give {name} a value nearer the "
+            "variance of y"
+        )
+    return float(np.log(lo)), float(np.log(hi))
 
 
 def _search(loss: Any, lo: float, hi: float) -> float:

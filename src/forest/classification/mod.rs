@@ -8,6 +8,7 @@
 
 pub mod counts;
 pub mod entropy;
+pub mod path;
 pub mod predictive;
 pub mod smoothing;
 

@@ -13,6 +13,7 @@ pub mod evidence;
 pub mod leaf_stats;
 pub mod mixture;
 pub mod online;
+pub mod path;
 pub mod predictive;
 pub mod prior;
 pub mod variance;

@@ -11,7 +11,6 @@
 
 pub mod columns;
 pub mod evaluate;
-pub mod events;
 pub mod held_out;
 pub mod solver;
 pub mod sweep;
@@ -19,8 +18,9 @@ pub mod sweep;
 use crate::error::{Error, Result};
 use crate::forest::data::check_targets;
 use crate::forest::MondrianForest;
+use crate::mondrian::birth_order::cuts_in_birth_order;
+pub use crate::mondrian::birth_order::Checkpoints;
 use crate::parallel::Interrupt;
-use events::{cuts_in_birth_order, CutEvent};
 use held_out::ValidationPaths;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
@@ -50,17 +50,6 @@ pub struct PathOptions {
     pub record_weights: bool,
 }
 
-/// Where the path stops to evaluate.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Checkpoints {
-    /// At λ = 0 and after every cut.
-    EveryCut,
-    /// At λ = 0 and after about every (n_cuts / k)-th cut, k checkpoints in all after λ = 0.
-    Count(usize),
-    /// At these lifetimes.
-    Lifetimes(Vec<f64>),
-}
-
 /// One evaluated point of the path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathPoint {
@@ -77,43 +66,6 @@ pub struct PathPoint {
     pub cg_iterations: usize,
     /// The weights in the column order of the features at this lifetime (tree, then node).
     pub weights: Option<Vec<f64>>,
-}
-
-/// (number of cuts applied, lifetime) at each checkpoint, in order.
-fn checkpoint_plan(
-    events: &[CutEvent],
-    checkpoints: &Checkpoints,
-    max_lifetime: f64,
-) -> Result<Vec<(usize, f64)>> {
-    let e = events.len();
-    let time = |k: usize| if k == 0 { 0.0 } else { events[k - 1].time };
-    Ok(match checkpoints {
-        Checkpoints::EveryCut => (0..=e).map(|k| (k, time(k))).collect(),
-        Checkpoints::Count(count) => {
-            let mut plan = vec![(0, 0.0)];
-            for i in 1..=(*count).max(1) {
-                let k = (i * e).div_ceil((*count).max(1));
-                if k > plan.last().map_or(0, |p| p.0) {
-                    plan.push((k, time(k)));
-                }
-            }
-            plan
-        }
-        Checkpoints::Lifetimes(lifetimes) => {
-            if lifetimes.iter().any(|l| !(*l >= 0.0 && *l <= max_lifetime)) {
-                return Err(Error::InvalidParameter {
-                    name: "lifetimes",
-                    reason: format!("must lie in [0, max_lifetime = {max_lifetime}]"),
-                });
-            }
-            let mut sorted = lifetimes.clone();
-            sorted.sort_by(f64::total_cmp);
-            sorted
-                .into_iter()
-                .map(|l| (events.partition_point(|ev| ev.time <= l), l))
-                .collect()
-        }
-    })
 }
 
 impl SolverChoice {
@@ -190,7 +142,7 @@ pub fn lifetime_path(
         None => None,
     };
     let events = cuts_in_birth_order(trees, max_lifetime);
-    let plan = checkpoint_plan(&events, checkpoints, max_lifetime)?;
+    let plan = checkpoints.plan(&events, max_lifetime)?;
     let last_cut = plan.last().map_or(0, |p| p.0);
     let mean = y.sum() / forest.n_rows() as f64;
     let yc: Vec<f64> = y.iter().map(|v| v - mean).collect();

@@ -4,12 +4,12 @@
 //! products with the other columns).
 
 use super::columns::Columns;
-use super::events::{CutEvent, RowOrder};
 use super::solver::{Child, CholeskyState, PathSolver};
 use super::{PathOptions, SolverChoice};
 use crate::error::{Error, Result};
 use crate::kernel::features::NO_COLUMN;
 use crate::linalg::inverse::SymmetricInverse;
+use crate::mondrian::birth_order::{CutEvent, RowOrder};
 use crate::mondrian::MondrianTree;
 
 /// The path's state (module docs). Feature ids number every node of every tree: tree t's
@@ -165,7 +165,7 @@ impl<'a> Sweep<'a> {
                 acc.clear();
                 acc.resize(self.columns.fid_at.len(), 0.0);
             }
-            for &i in self.orders[t].of(tree, node) {
+            for &i in self.orders[t].of(node) {
                 let row = &mut self.row_fid[i as usize * m..(i as usize + 1) * m];
                 row[t] = fid(node);
                 sums[side] += self.yc[i as usize];
