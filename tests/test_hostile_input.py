@@ -111,3 +111,108 @@ def test_checkpoint_counts_beyond_the_cuts_mean_every_cut() -> None:
         forest.lifetime_path(lifetimes=None)["train_mse"],
         forest.lifetime_path(lifetimes=2**63)["train_mse"],
     )
+
+
+def far(*values: float) -> np.ndarray:
+    """The first rows of X with feature 0 set to ``values``."""
+    Z = X[: len(values)].copy()
+    Z[:, 0] = values
+    return Z
+
+
+@pytest.mark.parametrize("values", [(1e308, -1e308), (1e308,)])
+def test_points_whose_box_overflows_are_refused_online_as_in_batch(values: tuple) -> None:
+    """``partial_fit`` accepted points at ±1e308 that ``fit`` rejects, and every prediction
+    was NaN after; now both refuse them and the model is unchanged."""
+    for model in (
+        ml.MondrianForestRegressor(4, random_state=0).fit(X, Y),
+        ml.MondrianForestClassifier(4, random_state=0).fit(X, Y > 0),
+    ):
+        before = model.predict(X)
+        Z = far(*values)
+        target = Y[: len(Z)] > 0 if isinstance(model, ml.MondrianForestClassifier) else Y[: len(Z)]
+        with pytest.raises(ValueError, match="range"):
+            model.partial_fit(Z, target)
+        np.testing.assert_array_equal(model.predict(X), before)
+    Z = np.vstack([X, far(*values)])
+    with pytest.raises(ValueError, match="range"):
+        ml.MondrianForestRegressor(4, scale_features=False).fit(Z, np.zeros(len(Z)))
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        ml.MondrianKernelFeatures(5, 0.0, random_state=0),
+        ml.MondrianKernelRidge(5, 1.0, random_state=0),
+        ml.MondrianKernelRidgeCV(5, lifetimes=5, random_state=0),
+    ],
+)
+def test_kernel_on_features_whose_range_overflows(model: Any) -> None:
+    """Such features were cut even at lifetime 0; the ridge CV panicked (index out of
+    bounds)."""
+    Z = np.vstack([X, far(1e308, -1e308)])
+    with pytest.raises(ValueError, match="range of feature 0 overflows"):
+        model.fit(Z, np.zeros(len(Z)))
+
+
+@pytest.mark.parametrize(
+    "fixed",
+    [
+        {"prior_mean": 1e300},
+        {"gamma1": 5e-324},
+        {"noise_variance": 1e308},
+        {"gamma2": 1e308},
+        {"gamma1": 1e13},
+        {"noise_variance": 1e-13},
+    ],
+)
+def test_forest_hyper_parameters_beyond_what_stays_finite_are_named(fixed: dict) -> None:
+    with pytest.raises(ValueError, match=next(iter(fixed))):
+        ml.MondrianForestRegressor(3, random_state=0, **fixed).fit(X, Y)
+
+
+@pytest.mark.parametrize("name", ["gamma1", "noise_variance"])
+@pytest.mark.parametrize("factor", [1.01e-12, 0.99e12])
+def test_forest_hyper_parameters_at_their_bounds_give_finite_positive_std(
+    name: str, factor: float
+) -> None:
+    value = factor * float(np.var(Y))
+    model = ml.MondrianForestRegressor(3, random_state=0, **{name: value}).fit(X, Y)
+    mean, std = model.predict(np.vstack([X, X + 3]), return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std)) and np.all(std > 0)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        ml.MondrianKernelRidge(5, 2.0, random_state=0),
+        ml.MondrianKernelRidgeCV(5, 2.0, lifetimes=5, random_state=0),
+        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), 10),
+        ml.kernel.baselines.LaplaceKernelRidge(),
+        ml.MondrianForestRegressor(3),
+    ],
+)
+def test_targets_whose_variance_overflows_are_refused(model: Any) -> None:
+    """Kernel ridge on y alternating ±1e308 predicted NaN."""
+    y = np.where(np.arange(len(X)) % 2, 1e308, -1e308)
+    with pytest.raises(ValueError, match="y is too large"):
+        model.fit(X, y)
+
+
+def test_random_binning_refuses_bins_beyond_float_resolution() -> None:
+    """At lifetime 1e300 the int64 cast overflowed: every point in one bin."""
+    from mondrian_learn.kernel.baselines import RandomBinningFeatures
+
+    with pytest.raises(ValueError, match="lifetime=1e\\+300 is too large"):
+        RandomBinningFeatures(5, lifetime=1e300, random_state=0).fit(X)
+    Z = RandomBinningFeatures(5, lifetime=1e6, random_state=0).fit_transform(X)
+    assert Z.shape == (len(X), 5 * len(X))  # every point in its own bin, as it should be
+
+
+def test_fourier_features_refuse_overflowing_projections() -> None:
+    from mondrian_learn.kernel.baselines import LaplaceFourierFeatures
+
+    model = LaplaceFourierFeatures(5, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="overflows"):
+        model.transform(far(1e308, -1e308))
+    assert np.all(np.isfinite(model.transform(X)))

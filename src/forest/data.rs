@@ -3,9 +3,14 @@
 
 use super::MondrianForest;
 use crate::error::{Error, Result};
+use crate::mondrian::NONE;
 use crate::parallel::for_each_row_block;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
+
+/// The largest linear dimension (sum of the features' ranges) of the data box: sums and
+/// differences of a few such extents must stay finite (1e308 overflowed to NaN predictions).
+const MAX_LINEAR_DIMENSION: f64 = 1e300;
 
 impl MondrianForest {
     /// Number of training points stored.
@@ -101,11 +106,57 @@ impl MondrianForest {
         } else {
             self.check_points(&x.view())?;
         }
-        match &self.input_map {
-            None => self.x.extend_from_slice(rows),
-            Some(map) => map.map_into(rows, &mut self.x),
-        }
+        let mut mapped = Vec::new();
+        let new = match &self.input_map {
+            None => rows,
+            Some(map) => {
+                map.map_into(rows, &mut mapped);
+                &mapped
+            }
+        };
+        self.check_box(new)?;
+        self.x.extend_from_slice(new);
         Ok(first as u32..last as u32)
+    }
+
+    /// Errors unless the box of the stored points and `new` (in the forest's coordinates) has
+    /// a finite range in every feature and a finite linear dimension: a block's split rate is
+    /// the sum of its ranges, and an infinite one would cut at time 0 whatever the lifetime and
+    /// turn every later quantity into NaN.
+    fn check_box(&self, new: &[f64]) -> Result<()> {
+        let d = self.n_features;
+        let root = self.trees.iter().find(|t| t.root != NONE);
+        let already = if self.trees.is_empty() {
+            ""
+        } else {
+            " with the points already fitted"
+        };
+        let mut total = 0.0;
+        for k in 0..d {
+            let (mut lo, mut hi) = root.map_or((f64::INFINITY, f64::NEG_INFINITY), |t| {
+                (t.lower(t.root)[k], t.upper(t.root)[k])
+            });
+            for &v in new.iter().skip(k).step_by(d) {
+                (lo, hi) = (lo.min(v), hi.max(v));
+            }
+            let range = if lo <= hi { hi - lo } else { 0.0 };
+            if !range.is_finite() {
+                return Err(Error::InvalidInput(format!(
+                    "the range of feature {k} overflows float64 (max − min = inf{already}): \
+                     rescale X"
+                )));
+            }
+            total += range;
+        }
+        if total > MAX_LINEAR_DIMENSION {
+            return Err(Error::InvalidInput(format!(
+                "the ranges of the features sum to {total:e}{already}, beyond the \
+                 {MAX_LINEAR_DIMENSION:e} \
+                 the Mondrian's arithmetic (split rates, cut positions, branch-off distances) \
+                 keeps finite: rescale X"
+            )));
+        }
+        Ok(())
     }
 }
 

@@ -18,7 +18,7 @@ def run(seed: int, n_train: int = 50_000, n_test: int = 20_000) -> None:
     try:
         from mondrian_learn.datasets import load_flights
 
-        X, y = load_flights()
+        X, y = load_flights(return_X_y=True)
     except ImportError as error:
         print(f"\nflight-delay table skipped ({error}): pip install 'mondrian-learn[demo]'")
         return

@@ -147,7 +147,38 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=reset)
+        if reset:
+            self._check_fixed_prior(y)
         return X, as_core_array(y)
+
+    def _check_fixed_prior(self, y: np.ndarray) -> None:
+        """Raise ``ValueError`` naming a fixed hyper-parameter outside what the posterior's
+        arithmetic resolves: γ₁ and σ_y² within 1e±12 × var(y) (below, the mixture's variance
+        E[μ² + v] − E[μ]² is lost to rounding and the std comes out 0), γ₂ within 1e±100, μ_H
+        within 1e100 standard deviations of mean(y) (``prior_mean=1e300`` gave zero standard
+        deviations, ``gamma1=5e-324`` NaN means, ``noise_variance=1e308`` infinite ones)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            var = float(np.var(y)) if y.size else 1.0
+        scale = var if np.isfinite(var) and var > 0 else 1.0
+        ranges = {
+            "gamma1": (1e-12 * scale, 1e12 * scale, "1e±12 × var(y)"),
+            "noise_variance": (1e-12 * scale, 1e12 * scale, "1e±12 × var(y)"),
+            "gamma2": (1e-100, 1e100, "1e±100"),
+        }
+        for name, (low, high, what) in ranges.items():
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str) and not low <= value <= high:
+                raise ValueError(
+                    f"{name}={value!r} is outside [{low:.3g}, {high:.3g}] ({what}), where the "
+                    "posterior's arithmetic stays finite and resolved"
+                )
+        if self.prior_mean is not None:
+            offset = abs(float(self.prior_mean) - float(np.mean(y)))
+            if not offset <= 1e100 * np.sqrt(scale):
+                raise ValueError(
+                    f"prior_mean={self.prior_mean!r} lies more than 1e100 standard deviations "
+                    f"of y from its mean {float(np.mean(y)):.6g}: the posterior would not be finite"
+                )
 
     def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
         def optional(value: Any) -> Any:
@@ -177,21 +208,31 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
             prior["mean"], prior["gamma1"], prior["gamma2"], prior["noise_variance"], n_jobs
         )
 
-    def predict(self, X: Any, return_std: bool = False) -> Any:
-        """Mean (and standard deviation) of the forest's predictive mixture (eq. 4–5).
+    def predict(self, X: Any, return_std: bool = False, quantiles: Any = None) -> Any:
+        """Mean (and standard deviation) of the forest's predictive mixture (eq. 4–5), or its
+        quantiles.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         return_std : bool, default=False
             Also return the predictive standard deviation (label noise included).
+        quantiles : sequence of float in (0, 1) or None, default=None
+            Return these quantiles of the predictive instead (:meth:`predict_quantiles`; the
+            way quantile-forest's ``predict`` takes them, so a ``Pipeline`` can pass them).
 
         Returns
         -------
         mean : ndarray of shape (n_samples,)
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is True.
+        values : ndarray of shape (n_samples, n_quantiles)
+            Only when ``quantiles`` is given.
         """
+        if quantiles is not None:
+            if return_std:
+                raise ValueError("ask for return_std or for quantiles, not both")
+            return self.predict_quantiles(X, quantiles)
         X = self._fitted_input(X)
         mean, var = self.model_.predict(X, self._threads())
         return (mean, np.sqrt(var)) if return_std else mean

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse
-from sklearn.base import TransformerMixin
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
@@ -22,7 +22,7 @@ def to_csr(parts: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> scipy.spars
     return scipy.sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_columns))
 
 
-class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
+class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MondrianKernelBase):
     """Random features of the Mondrian kernel, an approximation of the Laplace kernel.
 
     ``fit`` samples M Mondrian trees with lifetime λ on the data (each block splits at
@@ -85,6 +85,11 @@ class MondrianKernelFeatures(TransformerMixin, MondrianKernelBase):
         )
         self.n_columns_ = self.model_.n_columns()
         return self
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output width, for ``get_feature_names_out``."""
+        return self.n_columns_
 
     @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:

@@ -26,6 +26,7 @@ from mondrian_learn._validation import (
     Options,
     Param,
     as_core_array,
+    check_target_scale,
 )
 from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin
 
@@ -169,6 +170,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         self._validate_params()
         alpha, n_jobs = float(self.alpha), self._threads()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        check_target_scale(y)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
         held_out = None

@@ -18,6 +18,7 @@ from mondrian_learn._validation import (
     RUNTIME,
     Param,
     as_core_array,
+    check_target_scale,
 )
 from mondrian_learn.kernel._base import (
     EXTENSION_NOTE,
@@ -90,6 +91,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         """Sample the trees on ``X`` and solve for the weights."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        check_target_scale(y)
         X, y = as_core_array(X), as_core_array(y)
         self.model_ = self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelRidge(

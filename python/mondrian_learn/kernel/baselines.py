@@ -12,15 +12,22 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 from scipy.spatial.distance import cdist
-from sklearn.base import RegressorMixin, TransformerMixin
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, RegressorMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn._base import EstimatorBase, document, restore_on_failure
-from mondrian_learn._validation import COUNT, FINITE_LIFETIME, POSITIVE, RUNTIME, Param
+from mondrian_learn._validation import (
+    COUNT,
+    FINITE_LIFETIME,
+    POSITIVE,
+    RUNTIME,
+    Param,
+    check_target_scale,
+)
 
 
-class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
+class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EstimatorBase):
     """Random Fourier features of the Laplace kernel exp(−λ‖x − x'‖₁) (Rahimi & Recht 2007).
 
     The kernel is a product over dimensions of exp(−λ|δ_d|), whose Fourier transform is the
@@ -67,12 +74,23 @@ class LaplaceFourierFeatures(TransformerMixin, EstimatorBase):
         self.frequencies_ = lifetime * rng.standard_cauchy(size=(X.shape[1], m))
         return self
 
+    @property
+    def _n_features_out(self) -> int:
+        """Output width, for ``get_feature_names_out``."""
+        return 2 * int(self.frequencies_.shape[1])
+
     @document("X", returns="Z : ndarray of shape (n_samples, 2 * n_components)")
     def transform(self, X: Any) -> np.ndarray:
         """Features [cos(Xω), sin(Xω)] / √M."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        projection = X @ self.frequencies_
+        with np.errstate(over="ignore", invalid="ignore"):
+            projection = X @ self.frequencies_
+        if not np.all(np.isfinite(projection)):
+            raise ValueError(
+                "X ω overflows float64: the values of X are too large for these frequencies "
+                f"(lifetime={self.lifetime}); rescale X"
+            )
         scale = 1.0 / np.sqrt(self.frequencies_.shape[1])
         return np.hstack([np.cos(projection), np.sin(projection)]) * scale
 
@@ -83,7 +101,7 @@ def _row_keys(coordinates: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
-class RandomBinningFeatures(TransformerMixin, EstimatorBase):
+class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EstimatorBase):
     """Random binning features of the Laplace kernel (Rahimi & Recht 2007, §4).
 
     Each of M grids has, per dimension, a pitch δ_d ~ Gamma(2, scale 1/λ) and a shift
@@ -129,6 +147,12 @@ class RandomBinningFeatures(TransformerMixin, EstimatorBase):
             coordinates = np.ceil((X - self.shift_[m]) / self.pitch_[m])
         # λ = 0 gives infinite pitches: one bin for everything.
         coordinates[~np.isfinite(coordinates)] = 0
+        if coordinates.size and np.abs(coordinates).max() >= 2.0**53:
+            raise ValueError(
+                f"lifetime={self.lifetime} is too large for the range of X: bin indices pass "
+                "2^53, beyond which float64 cannot tell neighbouring bins apart; lower lifetime "
+                "or rescale X"
+            )
         return _row_keys(coordinates.astype(np.int64))
 
     @restore_on_failure
@@ -148,6 +172,11 @@ class RandomBinningFeatures(TransformerMixin, EstimatorBase):
         self.offsets_ = np.concatenate([[0], np.cumsum([len(b) for b in self.bins_])])
         self.n_columns_ = int(self.offsets_[-1])
         return self
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output width, for ``get_feature_names_out``."""
+        return self.n_columns_
 
     @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
@@ -207,6 +236,7 @@ class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
         self._validate_params()
         lifetime, alpha = float(self.lifetime), float(self.alpha)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        check_target_scale(y)
         gram = np.exp(-lifetime * cdist(X, X, "cityblock"))
         gram[np.diag_indices_from(gram)] += alpha
         self.intercept_ = float(y.mean())

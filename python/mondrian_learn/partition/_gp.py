@@ -11,7 +11,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import document, restore_on_failure
-from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, Integer, Param, draw_seed
+from mondrian_learn._validation import (
+    COUNT,
+    POSITIVE,
+    RUNTIME,
+    Integer,
+    Param,
+    check_target_scale,
+    draw_seed,
+)
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._kernel import PRECONDITIONER
 from mondrian_learn.partition._marginal_likelihood import MarginalLikelihood
@@ -107,6 +115,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
             None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
         )
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        check_target_scale(y)
         rng, stages = self._sample_kernel(X, y)
         self.y_mean_ = float(y.mean())
         centred = y - self.y_mean_

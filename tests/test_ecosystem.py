@@ -1,0 +1,56 @@
+"""The scikit-learn ecosystem's habits (issue 16): transformers name their outputs, so
+``ColumnTransformer`` and pipelines can use them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+
+import mondrian_learn as ml
+from mondrian_learn import partition
+from mondrian_learn.kernel import baselines
+
+FRAME = pd.DataFrame(np.random.default_rng(0).uniform(size=(50, 3)), columns=["a", "b", "c"])
+
+
+@pytest.mark.parametrize(
+    "transformer, prefix",
+    [
+        (ml.MondrianKernelFeatures(4, 2.0, random_state=0), "mondriankernelfeatures"),
+        (baselines.LaplaceFourierFeatures(6, random_state=0), "laplacefourierfeatures"),
+        (baselines.RandomBinningFeatures(4, random_state=0), "randombinningfeatures"),
+        (
+            partition.PartitionKernelPCA(2, partition.MondrianPartitions(lifetime=2.0), 10),
+            "partitionkernelpca",
+        ),
+    ],
+)
+def test_transformers_name_their_outputs(transformer: Any, prefix: str) -> None:
+    columns = ColumnTransformer([("t", transformer, ["a", "b"])], remainder="passthrough")
+    Z = columns.fit_transform(FRAME)
+    names = columns.get_feature_names_out()
+    width = Z.shape[1] - 1
+    assert list(names[:width]) == [f"t__{prefix}{i}" for i in range(width)]
+    assert names[-1] == "remainder__c"
+
+
+def test_forest_quantiles_through_predict_and_a_pipeline() -> None:
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = FRAME.to_numpy()
+    y = np.sin(4 * X[:, 0])
+    pipe = make_pipeline(StandardScaler(), ml.MondrianForestRegressor(5, random_state=0))
+    pipe.fit(X, y)
+    levels = [0.1, 0.5, 0.9]
+    through = pipe.predict(X[:7], quantiles=levels)
+    forest = pipe[-1]
+    direct = forest.predict_quantiles(pipe[0].transform(X[:7]), levels)
+    np.testing.assert_array_equal(through, direct)
+    assert np.all(np.diff(through, axis=1) > 0)
+    with pytest.raises(ValueError, match="not both"):
+        forest.predict(X[:2], return_std=True, quantiles=levels)
