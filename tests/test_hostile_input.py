@@ -216,3 +216,31 @@ def test_fourier_features_refuse_overflowing_projections() -> None:
     with pytest.raises(ValueError, match="overflows"):
         model.transform(far(1e308, -1e308))
     assert np.all(np.isfinite(model.transform(X)))
+
+
+def test_mondrian_partitions_refuse_boxes_that_overflow() -> None:
+    cut = partition.MondrianPartitions(lifetime=2.0)
+    Z = np.vstack([X, far(1e308, -1e308)])
+    with pytest.raises(ValueError, match="range of feature 0 overflows"):
+        partition.RandomPartitionKernel(cut, 5, random_state=0).fit(Z)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        ml.MondrianForestRegressor(3, random_state=0),
+        ml.MondrianKernelRidge(3, 2.0, random_state=0),
+        ml.MondrianKernelRidgeCV(3, 2.0, lifetimes=5, random_state=0),
+        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), 5),
+    ],
+)
+def test_predictions_1e308_away_from_the_data_are_finite(model: Any) -> None:
+    """Points whose distance outside a box overflows (η = ∞ times a zero time difference)
+    gave NaN; found by the property tests."""
+    model.fit(np.zeros((5, 3)) + np.arange(5)[:, None], np.arange(5.0))
+    Q = np.full((4, 3), 1e308)
+    Q[1] = -1e308
+    assert np.all(np.isfinite(model.predict(Q)))
+    if isinstance(model, ml.MondrianForestRegressor):
+        mean, std = model.predict(Q, return_std=True)
+        assert np.all(np.isfinite(std)) and np.all(std > 0)

@@ -3,7 +3,7 @@
 
 use super::MondrianForest;
 use crate::error::{Error, Result};
-use crate::mondrian::NONE;
+use crate::mondrian::{MondrianTree, NONE};
 use crate::parallel::for_each_row_block;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
@@ -119,48 +119,57 @@ impl MondrianForest {
         Ok(first as u32..last as u32)
     }
 
-    /// Errors unless the box of the stored points and `new` (in the forest's coordinates) has
-    /// a finite range in every feature and a finite linear dimension: a block's split rate is
-    /// the sum of its ranges, and an infinite one would cut at time 0 whatever the lifetime and
-    /// turn every later quantity into NaN.
+    /// Errors unless the box of the stored points and `new` (in the forest's coordinates) is
+    /// one the Mondrian can cut ([`check_data_box`]).
     fn check_box(&self, new: &[f64]) -> Result<()> {
-        let d = self.n_features;
         let root = self.trees.iter().find(|t| t.root != NONE);
-        let already = if self.trees.is_empty() {
-            ""
-        } else {
-            " with the points already fitted"
-        };
-        let mut total = 0.0;
-        for k in 0..d {
-            let (mut lo, mut hi) = root.map_or((f64::INFINITY, f64::NEG_INFINITY), |t| {
-                (t.lower(t.root)[k], t.upper(t.root)[k])
-            });
-            for &v in new.iter().skip(k).step_by(d) {
-                (lo, hi) = (lo.min(v), hi.max(v));
-            }
-            let range = if lo <= hi { hi - lo } else { 0.0 };
-            if !range.is_finite() {
-                return Err(Error::InvalidInput(format!(
-                    "the range of feature {k} overflows float64 (max − min = inf{already}): \
-                     rescale X"
-                )));
-            }
-            total += range;
-        }
-        if total > MAX_LINEAR_DIMENSION {
-            return Err(Error::InvalidInput(format!(
-                "the ranges of the features sum to {total:e}{already}, beyond the \
-                 {MAX_LINEAR_DIMENSION:e} \
-                 the Mondrian's arithmetic (split rates, cut positions, branch-off distances) \
-                 keeps finite: rescale X"
-            )));
-        }
-        Ok(())
+        check_data_box(root, new, self.n_features)
     }
 }
 
-/// Errors unless there are rows (`n_rows` of them) with one finite target each.
+/// Errors unless the box of `fitted`'s points (its root box) and the rows `new` (`d` wide) has
+/// a finite range in every feature and a linear dimension of at most
+/// [`MAX_LINEAR_DIMENSION`]: a block's split rate is the sum of its ranges, and an infinite
+/// one would cut at time 0 whatever the lifetime and turn every later quantity into NaN.
+pub fn check_data_box(fitted: Option<&MondrianTree>, new: &[f64], d: usize) -> Result<()> {
+    let already = if fitted.is_none() {
+        ""
+    } else {
+        " with the points already fitted"
+    };
+    let mut total = 0.0;
+    for k in 0..d {
+        let (mut lo, mut hi) = fitted.map_or((f64::INFINITY, f64::NEG_INFINITY), |t| {
+            (t.lower(t.root)[k], t.upper(t.root)[k])
+        });
+        for &v in new.iter().skip(k).step_by(d) {
+            (lo, hi) = (lo.min(v), hi.max(v));
+        }
+        let range = if lo <= hi { hi - lo } else { 0.0 };
+        if !range.is_finite() {
+            return Err(Error::InvalidInput(format!(
+                "the range of feature {k} overflows float64 (max − min = inf{already}): \
+                 rescale X"
+            )));
+        }
+        total += range;
+    }
+    if total > MAX_LINEAR_DIMENSION {
+        return Err(Error::InvalidInput(format!(
+            "the ranges of the features sum to {total:e}{already}, beyond the \
+             {MAX_LINEAR_DIMENSION:e} the Mondrian's arithmetic (split rates, cut positions, \
+             branch-off distances) keeps finite: rescale X"
+        )));
+    }
+    Ok(())
+}
+
+/// The largest |target| accepted: squares of targets, and targets over variances, must stay
+/// finite (a forest on y = 1e299 failed, on 1e150 predicted inf).
+const MAX_TARGET: f64 = 1e150;
+
+/// Errors unless there are rows (`n_rows` of them) with one finite target each, none beyond
+/// ±[`MAX_TARGET`].
 pub fn check_targets(n_rows: usize, y: &ArrayView1<f64>) -> Result<()> {
     if n_rows != y.len() {
         return Err(Error::InvalidInput(format!(
@@ -173,6 +182,12 @@ pub fn check_targets(n_rows: usize, y: &ArrayView1<f64>) -> Result<()> {
     }
     if y.iter().any(|v| !v.is_finite()) {
         return Err(Error::InvalidInput("y contains NaN or infinity".into()));
+    }
+    if let Some(v) = y.iter().find(|v| v.abs() > MAX_TARGET) {
+        return Err(Error::InvalidInput(format!(
+            "y is too large: it holds {v:e}, beyond the ±{MAX_TARGET:e} within which the \
+             models' sums of squares and precision-weighted means stay finite; rescale y"
+        )));
     }
     Ok(())
 }

@@ -18,13 +18,16 @@ pub struct RouteScratch {
     pub eta: Vec<f64>,
 }
 
-/// η_j(x): the linear dimension by which `x` lies outside the box `[lower, upper]`.
+/// η_j(x): the linear dimension by which `x` lies outside the box `[lower, upper]`, at most
+/// the largest float (a point 1e308 away would give ∞, and ∞ · 0 = NaN where a time
+/// difference is 0).
 #[inline]
 pub fn outside_distance(lower: &[f64], upper: &[f64], x: &[f64]) -> f64 {
     x.iter()
         .zip(lower.iter().zip(upper))
         .map(|(&v, (&l, &u))| (l - v).max(0.0) + (v - u).max(0.0))
-        .sum()
+        .sum::<f64>()
+        .min(f64::MAX)
 }
 
 /// Probability 1 − exp(−η · cost) that a point at distance `eta` outside a block that lived

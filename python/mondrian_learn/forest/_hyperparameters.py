@@ -73,7 +73,10 @@ def select_prior(
             return np.inf
         return -value / (n_rows * n_trees) if np.isfinite(value) else np.inf
 
-    scale = max(y_variance, np.finfo(float).tiny / np.finfo(float).eps)
+    # Constant targets have no scale of their own: take the resolution of their value (the
+    # old floor, tiny/eps, made precision-weighted means overflow for targets around 1e150).
+    resolution = np.finfo(float).eps * max(abs(start["mean"]), 1.0)
+    scale = y_variance if y_variance > 0 else resolution**2
     reference = {"gamma1": scale, "gamma2": start["gamma2"], "noise_variance": scale}
     bounds = [tuple(np.log(reference[name] * np.array(RELATIVE_BOUNDS[name]))) for name in free]
     # The heuristic's noise (var(y)/500) is often far below the real noise: start at least at

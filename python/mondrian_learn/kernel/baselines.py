@@ -23,6 +23,7 @@ from mondrian_learn._validation import (
     POSITIVE,
     RUNTIME,
     Param,
+    check_memory,
     check_target_scale,
 )
 
@@ -70,8 +71,15 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         self._validate_params()
         m, lifetime = int(self.n_components), float(self.lifetime)
         X = validate_data(self, X, dtype=np.float64)
+        check_memory("n_components", m, 8.0 * m * (X.shape[1] + 2 * X.shape[0]), "ω and Z")
         rng = check_random_state(self.random_state)
-        self.frequencies_ = lifetime * rng.standard_cauchy(size=(X.shape[1], m))
+        with np.errstate(over="ignore"):
+            frequencies = lifetime * rng.standard_cauchy(size=(X.shape[1], m))
+        if not np.all(np.isfinite(frequencies)):
+            raise ValueError(
+                f"lifetime={self.lifetime} is too large: frequencies λ·Cauchy overflow float64"
+            )
+        self.frequencies_ = frequencies
         return self
 
     @property
@@ -162,6 +170,9 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
         self._validate_params()
         m, lifetime = int(self.n_estimators), float(self.lifetime)
         X = validate_data(self, X, dtype=np.float64)
+        check_memory(
+            "n_estimators", m, 8.0 * m * (2 * X.shape[1] + 2 * X.shape[0]), "grids and bins"
+        )
         rng = check_random_state(self.random_state)
         scale = np.inf if lifetime == 0 else 1.0 / lifetime
         self.pitch_ = rng.gamma(shape=2.0, scale=scale, size=(m, X.shape[1]))

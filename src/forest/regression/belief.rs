@@ -28,7 +28,17 @@ impl Gaussian {
         if other.var <= 0.0 {
             return other;
         }
-        let var = 1.0 / (1.0 / self.var + 1.0 / other.var);
+        let (p, q) = (1.0 / self.var, 1.0 / other.var);
+        if !(p + q).is_finite() {
+            // A variance so small that its precision overflows (a branch-off born 1e-300
+            // after its parent): the same product by weights, without reciprocals.
+            let w = self.var / (self.var + other.var);
+            return Gaussian {
+                mean: self.mean * (1.0 - w) + other.mean * w,
+                var: self.var * (1.0 - w),
+            };
+        }
+        let var = 1.0 / (p + q);
         Gaussian {
             mean: var * (self.mean / self.var + other.mean / other.var),
             var,
