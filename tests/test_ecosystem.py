@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 
 import mondrian_learn as ml
@@ -54,3 +55,62 @@ def test_forest_quantiles_through_predict_and_a_pipeline() -> None:
     assert np.all(np.diff(through, axis=1) > 0)
     with pytest.raises(ValueError, match="not both"):
         forest.predict(X[:2], return_std=True, quantiles=levels)
+
+
+def test_columns_are_checked_by_name_against_the_estimator_itself() -> None:
+    """A kernel PCA fitted on a DataFrame accepted reordered columns at ``transform`` (up to
+    0.96 off), warning about its inner kernel instead."""
+    import warnings
+
+    kpca = partition.PartitionKernelPCA(2, partition.MondrianPartitions(lifetime=2.0), 10)
+    kpca.fit(FRAME)
+    with pytest.raises(ValueError, match="feature names"):
+        kpca.transform(FRAME[["c", "b", "a"]])
+    with pytest.raises(ValueError, match="feature names"):
+        kpca.transform(FRAME.rename(columns={"a": "z"}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(kpca.transform(FRAME), kpca.transform(FRAME.copy()))
+    with pytest.warns(UserWarning, match="PartitionKernelPCA was fitted with feature names"):
+        kpca.transform(FRAME.to_numpy())
+
+
+def unaligned(X: np.ndarray) -> np.ndarray:
+    """A copy of ``X`` whose float64s start one byte into their buffer (as a Dask worker can
+    hand them over)."""
+    raw = bytearray(X.nbytes + 1)
+    out = np.frombuffer(raw, dtype=np.float64, offset=1, count=X.size).reshape(X.shape)
+    out[:] = X
+    assert not out.flags["ALIGNED"]
+    return out
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        partition.PartitionKernelPCA(2, partition.MondrianPartitions(lifetime=2.0), 10),
+        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), 10),
+        partition.PartitionSVC(partition.MondrianPartitions(lifetime=2.0), 10),
+        ml.MondrianForestRegressor(3),
+        ml.MondrianForestClassifier(3),
+        ml.MondrianKernelRidge(3, 2.0),
+        ml.MondrianKernelFeatures(3, 2.0),
+    ],
+)
+def test_arrays_from_anywhere(model: Any) -> None:
+    """Unaligned arrays were refused by the partition kernel's binding ("must be
+    C-contiguous"); results equal those on an aligned copy."""
+    X = FRAME.to_numpy()
+    y = (X[:, 0] > 0.5).astype(int)
+    a = clone(model.set_params(random_state=0))
+    b = clone(a)
+    a.fit(X, y)
+    b.fit(unaligned(X), y)
+    method = "transform" if hasattr(a, "transform") else "predict"
+
+    def dense(Z: Any) -> np.ndarray:
+        return Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)
+
+    np.testing.assert_array_equal(
+        dense(getattr(a, method)(X)), dense(getattr(b, method)(unaligned(X)))
+    )

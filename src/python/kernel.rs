@@ -208,7 +208,7 @@ pub struct KernelRidge {
 impl KernelRidge {
     /// Samples `n_trees` trees with lifetime `lifetime` on `x` and fits the ridge weights.
     #[new]
-    #[pyo3(signature = (x, y, n_trees, lifetime, alpha, seed, n_jobs, slice, progress=None))]
+    #[pyo3(signature = (x, y, n_trees, lifetime, alpha, seed, n_jobs, slice, progress=None, max_columns=usize::MAX))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -221,6 +221,7 @@ impl KernelRidge {
         n_jobs: usize,
         slice: usize,
         progress: Option<Py<PyAny>>,
+        max_columns: usize,
     ) -> PyResult<Self> {
         let (x, y) = (x.as_array(), y.as_array());
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
@@ -229,6 +230,7 @@ impl KernelRidge {
             let forest = grow_forest(&x, lifetime, seed, &how, |done| {
                 call.notify(&progress, &[done])
             })?;
+            CoreRidge::check_size(&forest, max_columns)?;
             CoreRidge::from_forest(forest, lifetime, alpha, &y, call.pool)
         })?;
         Ok(Self { inner })
@@ -260,6 +262,26 @@ impl KernelRidge {
             m.predict(&x, call.pool)
         })?;
         Ok(out.into_pyarray(py))
+    }
+
+    /// Predictive variance of a new target at each row (Bayesian view; O(C²) per row).
+    fn predict_variance<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let x = x.as_array();
+        let out = self.inner.read(py, n_jobs, Length::Long, |m, call| {
+            m.predict_variance(&x, call.pool)
+        })?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// σ̂², the noise variance at its maximum-likelihood value.
+    #[getter]
+    fn noise_variance(&self, py: Python<'_>) -> f64 {
+        self.inner.peek(py, |m| m.noise_variance())
     }
 
     /// CSR parts of the features of `x` in the column order of `weights`.

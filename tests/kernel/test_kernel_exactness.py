@@ -98,6 +98,24 @@ def test_ridge_equals_a_dense_solve_on_its_features() -> None:
     )
 
 
+def test_ridge_std_equals_the_dense_bayesian_predictive() -> None:
+    """σ̂² (1 + φᵀ(ΦᵀΦ + αI)⁻¹φ) with σ̂² = (‖y − ȳ‖² − (Φᵀ(y − ȳ))ᵀ(ΦᵀΦ + αI)⁻¹Φᵀ(y − ȳ))/N,
+    against a dense computation on the transformer's features, in and out of the box."""
+    X, y, Xv, _ = problem(2)
+    Xv = np.vstack([Xv, Xv * 3.0 - 1.0])
+    model = MondrianKernelRidge(8, lifetime=3.0, alpha=1e-3, random_state=4).fit(X, y)
+    features = MondrianKernelFeatures(8, lifetime=3.0, random_state=4).fit(X)
+    Z, Zv = features.transform(X).toarray(), features.transform(Xv).toarray()
+    A = Z.T @ Z + 1e-3 * np.eye(Z.shape[1])
+    yc = y - y.mean()
+    noise = (yc @ yc - Z.T @ yc @ np.linalg.solve(A, Z.T @ yc)) / len(y)
+    expected = np.sqrt(noise * (1 + np.einsum("ij,ij->i", Zv, np.linalg.solve(A, Zv.T).T)))
+    mean, std = model.predict(Xv, return_std=True)
+    np.testing.assert_allclose(model.model_.noise_variance, noise, rtol=RTOL)
+    np.testing.assert_allclose(std, expected, rtol=1e-8)
+    np.testing.assert_array_equal(mean, model.predict(Xv))
+
+
 @pytest.mark.parametrize("lifetime", [1.5, 6.0])
 def test_online_updates_equal_a_batch_fit_on_the_same_trees(lifetime: float) -> None:
     rng = np.random.default_rng(3)

@@ -7,7 +7,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from mondrian_learn._base import EstimatorBase, document
+from mondrian_learn._base import EstimatorBase
 from mondrian_learn._progress import grow_trees
 from mondrian_learn._validation import check_memory, draw_seed
 
@@ -67,9 +67,28 @@ class MondrianKernelBase(EstimatorBase):
 class RidgePredictMixin:
     """``predict`` for the estimators whose ``model_`` is a core ``KernelRidge``."""
 
-    @document("X", returns="y_pred : ndarray of shape (n_samples,)")
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any, return_std: bool = False) -> Any:
         """ȳ + φ(x)·w for every row: the fitted weights on the Mondrian kernel features (at
-        ``lifetime_`` for the path; out-of-box points: see the class notes)."""
+        ``lifetime_`` for the path; out-of-box points: see the class notes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the predictive standard deviation of a new target in the Bayesian
+            view of the ridge (w ~ N(0, σ²/α I), y − ȳ ~ N(Φw, σ²I), σ² at its
+            maximum-likelihood value σ̂²): ``sqrt(σ̂² (1 + φ(x)ᵀ(ΦᵀΦ + αI)⁻¹φ(x)))``, one
+            triangular solve with the Cholesky factor per row (O(C²)); ȳ is treated as known.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,)
+            Only when ``return_std`` is True.
+        """
         X = self._fitted_input(X)  # type: ignore[attr-defined]
-        return self.model_.predict(X, self._threads())  # type: ignore[attr-defined]
+        n_jobs = self._threads()  # type: ignore[attr-defined]
+        mean = self.model_.predict(X, n_jobs)  # type: ignore[attr-defined]
+        if not return_std:
+            return mean
+        return mean, np.sqrt(self.model_.predict_variance(X, n_jobs))  # type: ignore[attr-defined]

@@ -50,6 +50,10 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         + """
     alpha : float, default=1e-4
         Ridge penalty δ² > 0 (the paper's experiments use 1e-4).
+    max_dense_features : int, default=4096
+        Largest number of feature columns C for the dense C × C factor (memory ∝ C², time
+        ∝ C³); more raise a ``ValueError`` before the factor is allocated, saying what to
+        change (:class:`MondrianKernelRidgeCV` switches to conjugate gradients instead).
     random_state : int, RandomState or None, default=None
     n_jobs : int or None, default=None
     verbose : int, default=0
@@ -82,6 +86,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         "n_estimators": Param(50, *COUNT),
         "lifetime": Param(1.0, *FINITE_LIFETIME),
         "alpha": Param(1e-4, *POSITIVE),
+        "max_dense_features": Param(4096, *COUNT),
         **RUNTIME,
     }
 
@@ -104,6 +109,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
                 n_jobs,
                 slice_size,
                 progress,
+                int(self.max_dense_features),
             ),
             X.shape[0],
         )

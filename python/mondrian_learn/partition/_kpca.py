@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure
@@ -140,7 +140,7 @@ class PartitionKernelPCA(
     @document("X", returns="Z : ndarray of shape (n_samples, n_components)")
     def transform(self, X: Any) -> np.ndarray:
         """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``."""
-        check_is_fitted(self)
+        X = self._fitted_input(X)  # feature names and width checked against this estimator
         coef = self._coefficients()
         n = coef.shape[0]
         block = np.column_stack([coef, np.full(n, 1.0 / n)])
