@@ -100,12 +100,21 @@ class MarginalLikelihood:
         logdet = self.n * np.log(signal) + self.logdet(rho)[0]
         return float(-0.5 * q - 0.5 * logdet - 0.5 * self.n * np.log(2 * np.pi))
 
-    def maximise(self, signal: float | None, noise: float | None) -> tuple[float, float]:
+    def maximise(
+        self, signal: float | None, noise: float | None, rho_floor: float = 1e-6
+    ) -> tuple[float, float]:
         """The ``(s, σ²)`` of highest marginal likelihood, each searched on a log scale when
-        None (fixed otherwise). With both free, ``s`` is profiled out:
-        ``ŝ(ρ) = yᵀ(K + ρI)⁻¹y / N``, and ``ρ`` is searched over ``[1e-6, 1e3]``."""
+        None (fixed otherwise), with the noise-to-signal ratio ``ρ = σ²/s`` in
+        ``[max(1e-6, rho_floor), 1e3]``. With both free, ``s`` is profiled out:
+        ``ŝ(ρ) = yᵀ(K + ρI)⁻¹y / N``.
+
+        ``rho_floor`` exists because the Lanczos estimates degrade as ρ → 0: K̂ is close to
+        singular (its rank is at most the number of clusters), the few Gauss nodes cannot
+        resolve its small eigenvalues, and the estimated criterion can keep rising towards the
+        lower end while the system (s K̂ + σ² I) α = y becomes too ill-conditioned for CG."""
         if signal is not None and noise is not None:
             return signal, noise
+        low = max(1e-6, rho_floor)
         if signal is None and noise is None:
 
             def loss(log_rho: float) -> float:
@@ -113,20 +122,20 @@ class MarginalLikelihood:
                 s = max(self.quadratic(rho) / self.n, np.finfo(float).tiny)
                 return -self.value(s, rho * s)
 
-            log_rho = _search(loss, np.log(1e-6), np.log(1e3))
+            log_rho = _search(loss, np.log(low), np.log(1e3))
             rho = float(np.exp(log_rho))
             s = max(self.quadratic(rho) / self.n, np.finfo(float).tiny)
             return s, rho * s
         if signal is not None:
             log_noise = _search(
                 lambda t: -self.value(signal, float(np.exp(t))),
-                *_log_range("signal_variance", signal, "noise_variance", 1e-6, 1e3),
+                *_log_range("signal_variance", signal, "noise_variance", low, 1e3),
             )
             return signal, float(np.exp(log_noise))
         assert noise is not None
         log_signal = _search(
             lambda t: -self.value(float(np.exp(t)), noise),
-            *_log_range("noise_variance", noise, "signal_variance", 1e-3, 1e6),
+            *_log_range("noise_variance", noise, "signal_variance", 1e-3, 1.0 / low),
         )
         return float(np.exp(log_signal)), noise
 
