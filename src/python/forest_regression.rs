@@ -182,6 +182,19 @@ impl Forest {
             })
     }
 
+    /// Regression: per node of tree `index`, the decrease in the training targets' sum of
+    /// squared deviations its cut achieves (0 for leaves).
+    fn impurity_decrease<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let out = (self.inner)
+            .peek(py, |model| regressor(model)?.impurity_decrease(index))
+            .map_err(super::error::to_py_err)?;
+        Ok(out.into_pyarray(py))
+    }
+
     /// Regression: posterior mean and variance of every node mean of tree `index`.
     fn node_posterior<'py>(
         &self,

@@ -26,9 +26,10 @@ from mondrian_learn._validation import (
     check_memory,
     draw_seed,
 )
+from mondrian_learn.forest._inspection import InspectionMixin
 
 
-class MondrianForestBase(OnlineMixin, EstimatorBase):
+class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
     """Base of the Mondrian forest estimators (Lakshminarayanan, Roy & Teh, AISTATS 2016).
 
     M Mondrian trees with lifetime λ, sampled in parallel on the training points (tree ``m``

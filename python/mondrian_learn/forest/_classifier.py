@@ -210,6 +210,21 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
+    def _impurity_decrease(self, index: int) -> np.ndarray:
+        """Per node: n_j H(j) − n_l H(l) − n_r H(r), H the entropy of the class counts."""
+        counts = self.model_.node_counts(self._check_tree_index(index)).astype(np.float64)
+        n = counts.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = counts / n[:, None]
+            weighted = -n * np.sum(np.where(p > 0, p * np.log(p), 0.0), axis=1)
+        a = self.tree_arrays(index)
+        internal = a["split_dim"] >= 0
+        decrease = np.zeros(len(n))
+        decrease[internal] = (
+            weighted[internal] - weighted[a["left"][internal]] - weighted[a["right"][internal]]
+        )
+        return decrease
+
     def node_counts(self, index: int) -> np.ndarray:
         """Class counts of every node of tree ``index``.
 

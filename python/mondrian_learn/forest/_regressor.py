@@ -324,6 +324,10 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
             )
         )
 
+    def _impurity_decrease(self, index: int) -> np.ndarray:
+        """Per node: the decrease in the training targets' sum of squared deviations."""
+        return self.model_.impurity_decrease(self._check_tree_index(index))
+
     def node_posterior(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of every node mean of tree ``index``.
 

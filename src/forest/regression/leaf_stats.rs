@@ -3,7 +3,8 @@
 //! leaves an online update changed.
 
 use super::ForestRegressor;
-use crate::mondrian::MondrianTree;
+use crate::error::{Error, Result};
+use crate::mondrian::{MondrianTree, NONE};
 use crate::parallel::is_small;
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -57,6 +58,32 @@ impl ForestRegressor {
                     .for_each(refresh)
             });
         }
+    }
+
+    /// Per node of tree `index`, the decrease in the training targets' sum of squared
+    /// deviations its cut achieves, S(j) − S(left) − S(right) = n_l n_r / n_j (ȳ_l − ȳ_r)²
+    /// (CART's variance criterion; 0 for leaves), from the leaves' sums.
+    pub fn impurity_decrease(&self, index: usize) -> Result<Vec<f64>> {
+        let (Some(tree), Some(stats)) = (self.forest.trees.get(index), self.leaf_stats.get(index))
+        else {
+            return Err(Error::InvalidInput(format!(
+                "tree index {index} out of range for {} trees",
+                self.forest.trees.len()
+            )));
+        };
+        let mut sum = stats.sum.clone();
+        let mut decrease = vec![0.0; tree.n_nodes()];
+        for &j in tree.preorder().iter().rev() {
+            let cut = tree.nodes[j as usize];
+            if cut.dim != NONE {
+                let (l, r) = (cut.left as usize, cut.right as usize);
+                let n = |k: usize| f64::from(tree.nodes[k].n_samples).max(1.0);
+                sum[j as usize] = sum[l] + sum[r];
+                let gap = sum[l] / n(l) - sum[r] / n(r);
+                decrease[j as usize] = n(l) * n(r) / (n(l) + n(r)) * gap * gap;
+            }
+        }
+        Ok(decrease)
     }
 
     /// Pooled within-leaf variance of the targets over all trees (falls back to `total_var`
