@@ -47,9 +47,9 @@ def restore_on_failure(method: Method) -> Method:
 
 #: The standard arguments of the estimators' methods, documented once (see :func:`document`).
 ARGUMENTS = {
-    "X": "X : array-like of shape (n_samples, n_features)",
-    "y": "y : array-like of shape (n_samples,)",
-    "y ignored": "y : ignored",
+    "X": "X : array-like of shape (n_samples, n_features)\n    Points (finite values).",
+    "y": "y : array-like of shape (n_samples,)\n    Targets of the points.",
+    "y ignored": "y : None\n    Ignored; present for scikit-learn's API.",
     "y or None": (
         "y : array-like of shape (n_samples,) or None\n"
         "    Only used by supervised samplers (Random Forest)."
@@ -59,13 +59,32 @@ ARGUMENTS = {
 
 def document(*arguments: str, returns: str = "self") -> Callable[[Method], Method]:
     """Complete a method's docstring with its numpydoc ``Parameters`` (the standard
-    arguments, by key of :data:`ARGUMENTS`) and ``Returns`` sections."""
+    arguments, by key of :data:`ARGUMENTS`) and ``Returns`` sections.
+
+    Parameters
+    ----------
+    *arguments : str
+        Keys of :data:`ARGUMENTS`, in signature order.
+    returns : str, default="self"
+        ``"self"`` (the fitted estimator), or the returned value's ``name : type`` line; its
+        description is the docstring's first sentence.
+
+    Returns
+    -------
+    decorate : callable
+        The decorator.
+    """
 
     def decorate(method: Method) -> Method:
         parameters = "\n".join(ARGUMENTS[name] for name in arguments)
+        summary = inspect.cleandoc(method.__doc__ or "")
+        if returns == "self":
+            value = "self : object\n    The estimator itself."
+        else:
+            first = " ".join(summary.split("\n\n")[0].split())
+            value = f"{returns}\n    {first}"
         method.__doc__ = (
-            f"{inspect.cleandoc(method.__doc__ or '')}\n\nParameters\n----------\n"
-            f"{parameters}\n\nReturns\n-------\n{returns}\n"
+            f"{summary}\n\nParameters\n----------\n{parameters}\n\nReturns\n-------\n{value}\n"
         )
         return method
 

@@ -40,10 +40,12 @@ def branin(X: Any) -> Any:
     Parameters
     ----------
     X : array-like of shape (2,) or (n_points, 2)
+        Point(s) in the function's domain.
 
     Returns
     -------
-    float or ndarray of shape (n_points,)
+    value : float or ndarray of shape (n_points,)
+        The function at each point.
 
     Examples
     --------
@@ -65,10 +67,12 @@ def hartmann6(X: Any) -> Any:
     Parameters
     ----------
     X : array-like of shape (6,) or (n_points, 6)
+        Point(s) in the function's domain.
 
     Returns
     -------
-    float or ndarray of shape (n_points,)
+    value : float or ndarray of shape (n_points,)
+        The function at each point.
 
     Examples
     --------

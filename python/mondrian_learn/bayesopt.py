@@ -37,9 +37,9 @@ _RESERVED_FOREST_PARAMS = ("random_state", "scale_features", "verbose")
 
 @dataclass
 class OptimizationResult:
-    """What :func:`optimize` found.
+    """What :func:`optimize` found (its fields, as constructor parameters and attributes).
 
-    Attributes
+    Parameters
     ----------
     x_best : ndarray of shape (n_features,)
         The best evaluated candidate.
@@ -243,7 +243,8 @@ def optimize(
 
     Returns
     -------
-    OptimizationResult
+    result : OptimizationResult
+        The best candidate, every evaluation and the time spent.
 
     Raises
     ------

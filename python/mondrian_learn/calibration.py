@@ -25,12 +25,16 @@ def coverage_errors(model: Any, X: Any, y: Any, levels: Any = LEVELS) -> np.ndar
         E.g. a fitted :class:`~mondrian_learn.MondrianForestRegressor` (exact mixture
         quantiles).
     X : array-like of shape (n_samples, n_features)
+        Test points.
     y : array-like of shape (n_samples,)
+        Their targets.
     levels : sequence of float in (0, 1), default 0.1, 0.2, …, 0.9
+        Nominal coverages of the central intervals.
 
     Returns
     -------
     errors : ndarray of shape (n_levels,)
+        Observed minus nominal coverage at each level.
 
     Examples
     --------
@@ -60,7 +64,22 @@ def coverage_errors(model: Any, X: Any, y: Any, levels: Any = LEVELS) -> np.ndar
 
 def gaussian_coverage_errors(mean: Any, std: Any, y: Any, levels: Any = LEVELS) -> np.ndarray:
     """:func:`coverage_errors` of Gaussian predictions ``N(mean, std²)`` (e.g. a random forest
-    with the spread across its trees, as the paper evaluates them)."""
+    with the spread across its trees, as the paper evaluates them).
+
+    Parameters
+    ----------
+    mean, std : array-like of shape (n_samples,)
+        The Gaussians' means and standard deviations.
+    y : array-like of shape (n_samples,)
+        The targets.
+    levels : sequence of float in (0, 1), default 0.1, 0.2, …, 0.9
+        Nominal coverages of the central intervals.
+
+    Returns
+    -------
+    errors : ndarray of shape (n_levels,)
+        Observed minus nominal coverage at each level.
+    """
     mean, std, y = (np.asarray(a, dtype=np.float64) for a in (mean, std, y))
     errors = []
     for level in levels:
@@ -75,6 +94,18 @@ def gaussian_nlpd(mean: Any, std: Any, y: Any) -> float:
     A zero ``std`` where the target misses the mean makes the NLPD infinite, as it should: a
     point prediction claimed certainty and was wrong. Points predicted with zero ``std`` and
     hit exactly (an infinite density) are left out of the mean.
+
+    Parameters
+    ----------
+    mean, std : array-like of shape (n_samples,)
+        The Gaussians' means and standard deviations.
+    y : array-like of shape (n_samples,)
+        The targets.
+
+    Returns
+    -------
+    nlpd : float
+        The mean negative log predictive density.
     """
     mean, std, y = (np.asarray(a, dtype=np.float64) for a in (mean, std, y))
     if np.any((std <= 0) & (y != mean)):

@@ -87,7 +87,8 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         return self._fit(X, y)
 
@@ -185,6 +186,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Points (finite values).
 
         Returns
         -------
@@ -196,6 +198,11 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
 
     def tree_arrays(self, index: int) -> dict[str, np.ndarray]:
         """Node arrays of tree ``index``.
+
+        Parameters
+        ----------
+        index : int
+            The tree, 0 ≤ index < n_estimators.
 
         Returns
         -------

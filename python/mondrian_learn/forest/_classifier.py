@@ -173,14 +173,17 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            New points.
         y : array-like of shape (n_samples,)
+            Their labels.
         classes : array-like of shape (n_classes,), default=None
             Every class the stream will hold: required on the first call (as for
             scikit-learn's online classifiers), ignored afterwards.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         if not hasattr(self, "model_"):
             if classes is None:
@@ -227,6 +230,11 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
 
     def node_counts(self, index: int) -> np.ndarray:
         """Class counts of every node of tree ``index``.
+
+        Parameters
+        ----------
+        index : int
+            The tree, 0 ≤ index < n_estimators.
 
         Returns
         -------

@@ -30,6 +30,7 @@ class InspectionMixin:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Points (finite values).
 
         Returns
         -------
@@ -37,6 +38,7 @@ class InspectionMixin:
             Entry (i, k) is 1 when point i passes node k, the nodes of tree m being columns
             ``n_nodes_ptr[m]`` to ``n_nodes_ptr[m + 1]`` (in the order of :meth:`tree_arrays`).
         n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Where each tree's columns start (the last entry: where the last ends).
         """
         X = self._fitted_input(X)
         mapping = self.model_.input_map()

@@ -4,6 +4,7 @@ best λ on all of it."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,22 +25,19 @@ SEARCH_NOTES = """
     every cut. The path scores a simpler predictor of the pruned forests than the refitted
     model's hierarchical posterior ({path_model}; see :meth:`lifetime_path`): λ is chosen for
     that predictor. Cost: two fits and one sweep (measured in benches/RESULTS.md, issue 15).
+    The parameters and attributes are the forest's, and those of the search below.
+"""
 
-    Parameters
-    ----------
-    (the forest's, and:)
-    lifetimes : int, array-like or None, default=100
+SEARCH_PARAMETERS = """    lifetimes : int, array-like or None, default=100
         Where the path is scored: an int k, at λ = 0 and after every ⌈n_cuts/k⌉-th cut; an
         array, at those λ; None, after every cut.
     validation_fraction : float, default=0.2
         Share of the rows held out to score the path (drawn by ``random_state``).
     selection : {selections}, default="{default}"
         The validation score that picks λ.
+"""
 
-    Attributes
-    ----------
-    (the forest's, and:)
-    path_ : dict of arrays
+SEARCH_ATTRIBUTES = """    path_ : dict of arrays
         :meth:`lifetime_path` of the forest fitted on the training share.
     best_index_ : int
         The chosen checkpoint.
@@ -47,6 +45,13 @@ SEARCH_NOTES = """
         The chosen λ, with which ``model_`` was refitted (``lifetime`` when the best
         checkpoint holds every cut).
 """
+
+
+def section(doc: str, title: str) -> str:
+    """The entries of numpydoc section ``title`` of a class docstring ``doc``."""
+    start = doc.index(f"    {title}\n    {'-' * len(title)}\n") + 2 * (len(title) + 5)
+    end = doc.find("\n\n    ", start)
+    return doc[start:end].rstrip("\n") + "\n"
 
 
 class LifetimeSearchMixin(MondrianForestBase):
@@ -62,11 +67,14 @@ class LifetimeSearchMixin(MondrianForestBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training points.
         y : array-like of shape (n_samples,)
+            Targets (regression) or labels (classification).
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._is_regression())
@@ -99,15 +107,25 @@ def search_parameters(forest: type, selections: dict[str, bool]) -> dict[str, Pa
     }
 
 
-def search_doc(kind: str, path_model: str, selections: dict[str, bool], example: str) -> str:
-    """A CV estimator's docstring: what it does (:data:`SEARCH_NOTES`) and its example."""
+def search_doc(
+    forest: type, kind: str, path_model: str, selections: dict[str, bool], example: str
+) -> str:
+    """A CV estimator's docstring: what it does (:data:`SEARCH_NOTES`), the forest's and the
+    search's parameters and attributes, and its example."""
     names = ", ".join(f'"{name}"' for name in selections)
-    notes = SEARCH_NOTES.format(
-        path_model=path_model, selections=f"{{{names}}}", default=next(iter(selections))
+    default = next(iter(selections))
+    doc = inspect.cleandoc(forest.__doc__ or "")
+    doc = "\n".join("    " + line if line else line for line in doc.split("\n"))
+    parameters = section(doc, "Parameters") + SEARCH_PARAMETERS.format(
+        selections=f"{{{names}}}", default=default
     )
+    attributes = section(doc, "Attributes") + SEARCH_ATTRIBUTES
     return (
-        f"Mondrian forest {kind} with the lifetime chosen on the lifetime path.\n{notes}"
-        f"\n    Examples\n    --------{example}"
+        f"Mondrian forest {kind} with the lifetime chosen on the lifetime path.\n"
+        f"{SEARCH_NOTES.format(path_model=path_model)}\n"
+        f"    Parameters\n    ----------\n{parameters}\n"
+        f"    Attributes\n    ----------\n{attributes}\n"
+        f"    Examples\n    --------{example}"
     )
 
 
@@ -115,6 +133,7 @@ class MondrianForestRegressorCV(LifetimeSearchMixin, MondrianForestRegressor):
     _selections = {"mse": False, "nlpd": False}
     _parameters = search_parameters(MondrianForestRegressor, _selections)
     __doc__ = search_doc(
+        MondrianForestRegressor,
         "regression",
         "leaf means, Gaussian with σ_y² plus the spread over trees",
         _selections,
@@ -135,6 +154,7 @@ class MondrianForestClassifierCV(LifetimeSearchMixin, MondrianForestClassifier):
     _selections = {"log_loss": False, "accuracy": True}
     _parameters = search_parameters(MondrianForestClassifier, _selections)
     __doc__ = search_doc(
+        MondrianForestClassifier,
         "classification",
         "leaf class frequencies smoothed towards the parent's",
         _selections,

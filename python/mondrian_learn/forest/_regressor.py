@@ -215,6 +215,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Points (finite values).
         return_std : bool, default=False
             Also return the predictive standard deviation (label noise included).
         quantiles : sequence of float in (0, 1) or None, default=None
@@ -224,6 +225,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         Returns
         -------
         mean : ndarray of shape (n_samples,)
+            Means of the predictive mixture.
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is True.
         values : ndarray of shape (n_samples, n_quantiles)
@@ -246,11 +248,14 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Points (finite values).
         quantiles : sequence of float, each in (0, 1)
+            Levels of the quantiles.
 
         Returns
         -------
         values : ndarray of shape (n_samples, n_quantiles)
+            The quantiles, one column per level.
         """
         levels = [float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64))]
         for q in levels:
@@ -267,6 +272,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Points (finite values).
         confidence : float, default=0.9
             Coverage of the interval, in (0, 1).
 
@@ -307,6 +313,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         Returns
         -------
         log_likelihood : float
+            The sum over the trees.
         """
         check_is_fitted(self)
         k = self.model_.n_trees if n_trees is None else n_trees
@@ -330,6 +337,11 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
 
     def node_posterior(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of every node mean of tree ``index``.
+
+        Parameters
+        ----------
+        index : int
+            The tree, 0 ≤ index < n_estimators.
 
         Returns
         -------

@@ -74,6 +74,7 @@ class RidgePredictMixin:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Points (finite values).
         return_std : bool, default=False
             Also return the predictive standard deviation of a new target in the Bayesian
             view of the ridge (w ~ N(0, σ²/α I), y − ȳ ~ N(Φw, σ²I), σ² at its
@@ -83,6 +84,7 @@ class RidgePredictMixin:
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predictions ȳ + φ(x)·w.
         y_std : ndarray of shape (n_samples,)
             Only when ``return_std`` is True.
         """

@@ -157,7 +157,9 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training points.
         y : array-like of shape (n_samples,)
+            Their targets.
         X_val, y_val : array-like, optional
             Validation data for ``selection="validation"``. When given, they are only used
             to choose λ (the final model is fitted on ``X`` alone); otherwise
@@ -166,6 +168,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         Returns
         -------
         self : MondrianKernelRidgeCV
+            The fitted estimator.
         """
         self._validate_params()
         alpha, n_jobs = float(self.alpha), self._threads()

@@ -55,8 +55,11 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         ∝ C³); more raise a ``ValueError`` before the factor is allocated, saying what to
         change (:class:`MondrianKernelRidgeCV` switches to conjugate gradients instead).
     random_state : int, RandomState or None, default=None
+        Seeds the trees (identical results for any ``n_jobs``).
     n_jobs : int or None, default=None
+        Threads (None: 1, −1: all cores; at most the CPUs).
     verbose : int, default=0
+        Show the progress of the tree sampling.
 
     Attributes
     ----------

@@ -43,6 +43,7 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     lifetime : float, default=1.0
         λ ≥ 0, the inverse kernel width, in the units of X.
     random_state : int, RandomState or None, default=None
+        Seeds the random draws.
 
     Attributes
     ----------
@@ -126,6 +127,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
     lifetime : float, default=1.0
         λ ≥ 0, the inverse kernel width, in the units of X.
     random_state : int, RandomState or None, default=None
+        Seeds the random draws.
 
     Attributes
     ----------

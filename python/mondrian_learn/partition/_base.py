@@ -19,9 +19,14 @@ class PartitionKernelEstimator(EstimatorBase):
     """Base of the estimators that sample a :class:`RandomPartitionKernel` on the training
     points (``kernel_``) and work with it through products (Davies & Ghahramani 2014, §5).
 
-    Its parameters ``sampler``, ``n_partitions``, ``random_state``, ``n_jobs`` and ``verbose``
-    mean what they mean for the kernel; ``random_state`` seeds the kernel and then whatever
-    the estimator draws itself. ``verbose`` reports each stage of the fit with its time.
+    Parameters
+    ----------
+    sampler, n_partitions, n_jobs
+        As for :class:`RandomPartitionKernel`.
+    random_state : int, RandomState or None
+        Seeds the kernel, then whatever the estimator draws itself.
+    verbose : int
+        Report each stage of the fit with its time.
     """
 
     _parameters = {**SAMPLING, **RUNTIME}

@@ -55,6 +55,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
     sampler : str, sampler object or callable, default="mondrian"
         See :class:`RandomPartitionKernel`.
     n_partitions : int, default=100
+        Number m of random partitions.
     noise_variance : float or None, default=None
         σ² > 0; None chooses it by marginal likelihood, with σ²/s ≥ 1e-3 (``RHO_FLOOR``: below,
         the Lanczos estimate of the criterion is biased upwards and CG needs thousands of
@@ -173,6 +174,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Points (finite values).
         return_std : bool, default=False
             Also return ``sqrt(s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*)``: one CG solve per point,
             64 at a time.
@@ -180,7 +182,9 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         Returns
         -------
         mean : ndarray of shape (n_samples,)
-        std : ndarray of shape (n_samples,), only when ``return_std``
+            Posterior predictive means.
+        std : ndarray of shape (n_samples,)
+            Predictive standard deviations; only when ``return_std``.
         """
         X = self._fitted_input(X)
         kernel, s, noise = self.kernel_, self.signal_variance_, self.noise_variance_

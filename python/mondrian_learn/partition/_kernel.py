@@ -135,6 +135,11 @@ default="mondrian"
     def assign(self, X: Any) -> tuple[np.ndarray, np.ndarray | None]:
         """Cluster of every point of ``X`` in every partition.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points (finite values).
+
         Returns
         -------
         labels : ndarray of shape (n_partitions, n_samples), dtype uint32
@@ -148,14 +153,38 @@ default="mondrian"
         return self.model_.assign(X, self._threads())
 
     def matmul(self, V: Any) -> np.ndarray:
-        """``K̂ V`` over the training points; ``V`` of shape (n,) or (n, k)."""
+        """``K̂ V`` over the training points.
+
+        Parameters
+        ----------
+        V : array-like of shape (n_train,) or (n_train, k)
+            Vector(s) indexed by the training points.
+
+        Returns
+        -------
+        KV : ndarray shaped like ``V``
+            The product.
+        """
         check_is_fitted(self)
         V, vector = as_block(V, self.n_points_)
         out = self.model_.matmul(V, self._threads())
         return out[:, 0] if vector else out
 
     def cross_matmul(self, X: Any, V: Any) -> np.ndarray:
-        """``K̂(X, X_train) V``; ``V`` of shape (n_train,) or (n_train, k)."""
+        """``K̂(X, X_train) V``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points (finite values).
+        V : array-like of shape (n_train,) or (n_train, k)
+            Vector(s) indexed by the training points.
+
+        Returns
+        -------
+        KV : ndarray of shape (n_samples,) or (n_samples, k)
+            The product.
+        """
         labels, weights = self.assign(X)
         V, vector = as_block(V, self.n_points_)
         out = self.model_.cross_matmul(labels, weights, V, self._threads())
@@ -163,7 +192,18 @@ default="mondrian"
 
     def kernel_matrix(self, X: Any = None) -> np.ndarray:
         """Dense ``K̂(X, X_train)`` (``K̂(X_train, X_train)`` when ``X`` is None), for small
-        problems and checks: O(n · n_train) memory."""
+        problems and checks: O(n · n_train) memory.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None, default=None
+            Points (finite values); None: the training points.
+
+        Returns
+        -------
+        K : ndarray of shape (n_samples, n_train)
+            The kernel estimates.
+        """
         check_is_fitted(self)
         if X is None:
             return self.matmul(np.eye(self.n_points_))
@@ -183,6 +223,7 @@ default="mondrian"
         Returns
         -------
         phi : scipy.sparse.csr_matrix of shape (n_samples, total clusters)
+            The indicator features.
         """
         check_is_fitted(self)
         offsets = self.model_.cluster_offsets().astype(np.int64)
@@ -216,6 +257,7 @@ default="mondrian"
         Parameters
         ----------
         B : array-like of shape (n_train,) or (n_train, k)
+            Right-hand sides.
         noise_variance, signal_variance : float
             σ² > 0 and s > 0 (finite).
         preconditioner : {"partition", "jacobi", "none"}, default="partition"
@@ -230,6 +272,7 @@ default="mondrian"
         Returns
         -------
         A : ndarray, shaped like ``B``
+            The solutions.
         info : dict
             ``iterations``, ``residual`` (relative) and ``converged`` per column.
         """

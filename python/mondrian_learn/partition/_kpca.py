@@ -34,9 +34,11 @@ class PartitionKernelPCA(
     Parameters
     ----------
     n_components : int, default=5
+        Number of principal components.
     sampler : str, sampler object or callable, default="mondrian"
         See :class:`RandomPartitionKernel`.
     n_partitions : int, default=100
+        Number m of random partitions.
     block_size : int or None, default=None
         Lanczos block size (≥ 1); None: ``max(n_components + 5, 2 n_components)``.
     krylov_depth : int, default=6
@@ -44,6 +46,7 @@ class PartitionKernelPCA(
     tol : float, default=1e-6
         An eigenpair has converged when its residual ``‖K̃u − λu‖ ≤ tol · λ_1``.
     max_restarts : int, default=50
+        Most restarts of the block Lanczos iteration.
     random_state, n_jobs
         As for :class:`RandomPartitionKernel`; results are identical for any ``n_jobs``.
     verbose : int, default=0
@@ -155,6 +158,21 @@ class PartitionKernelPCA(
         )
 
     def fit_transform(self, X: Any, y: Any = None, **params: Any) -> np.ndarray:
-        """Fit, then return the training scores ``u_j √λ_j``."""
+        """Fit, then return the training scores ``u_j √λ_j``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points (finite values).
+        y : None
+            Ignored; present for scikit-learn's API.
+        **params : dict
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The training points' scores.
+        """
         self.fit(X, y)
         return self.eigenvectors_ * np.sqrt(np.maximum(self.eigenvalues_, 0.0))

@@ -30,11 +30,15 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
     sampler : str, sampler object or callable, default="mondrian"
         See :class:`RandomPartitionKernel` (``"random_forest"`` uses the class labels).
     n_partitions : int, default=100
+        Number m of random partitions.
     C : float, default=1.0
         Inverse regularisation strength (> 0).
     loss : {"hinge", "squared_hinge"}, default="squared_hinge"
+        As scikit-learn's ``LinearSVC``.
     max_iter : int, default=1000
+        As scikit-learn's ``LinearSVC``.
     tol : float, default=1e-4
+        As scikit-learn's ``LinearSVC``.
     random_state, n_jobs
         As for :class:`RandomPartitionKernel`.
     verbose : int, default=0
