@@ -56,3 +56,26 @@ def test_corrupted_pickle_of_an_estimator_is_refused() -> None:
     raw[at + 5] ^= 0x40
     with pytest.raises(ValueError, match="checksum"):
         pickle.loads(bytes(raw))
+
+
+def test_forests_store_no_data_boxes_and_rebuild_them_exactly() -> None:
+    """Issue 16, item 17: the boxes (2·D floats per node, 60 % of a grown forest) are the
+    min/max of each node's points, so they are not stored but rebuilt on load — bit for bit,
+    after online updates too."""
+    rng = np.random.default_rng(3)
+    X8 = rng.uniform(size=(4000, 8))
+    y8 = np.sin(4 * X8[:, 0])
+    model = ml.MondrianForestRegressor(4, random_state=0).fit(X8[:3000], y8[:3000])
+    model.partial_fit(X8[3000:], y8[3000:])
+    n_nodes = sum(len(model.tree_arrays(t)["parent"]) for t in range(4))
+    size = len(pickle.dumps(model))
+    assert size < n_nodes * 2 * 8 * 8  # less than the boxes alone would take
+    loaded = pickle.loads(pickle.dumps(model))
+    for t in range(4):
+        a, b = model.tree_arrays(t), loaded.tree_arrays(t)
+        for key in ("lower", "upper", "tau", "threshold", "n_samples"):
+            np.testing.assert_array_equal(a[key], b[key])
+    np.testing.assert_array_equal(
+        model.predict(X8[:50] * 2 - 0.5, return_std=True),
+        loaded.predict(X8[:50] * 2 - 0.5, return_std=True),
+    )

@@ -100,11 +100,19 @@ def assert_refusal_is_clear(error: BaseException) -> None:
     assert any(word in str(error) for word in NAMES), repr(error)
 
 
+#: Exploration (``MONDRIAN_PROPERTY_EXAMPLES=300``) draws new examples each run; the suite
+#: (CI) draws the same ones every time, so that a green run stays green.
+EXPLORE = "MONDRIAN_PROPERTY_EXAMPLES" in os.environ
+
+
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 @settings(
     max_examples=int(os.environ.get("MONDRIAN_PROPERTY_EXAMPLES", "30")),
+    derandomize=not EXPLORE,
+    database=None,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    print_blob=True,
 )
 @given(data=st.data())
 def test_any_input_gives_a_finite_result_or_a_clear_refusal(name: str, data: Any) -> None:

@@ -13,6 +13,7 @@ pub mod data;
 pub mod input_map;
 pub mod lifetime_path;
 pub mod regression;
+mod stored;
 
 use crate::error::{Error, Result};
 use crate::mondrian::extend::{extend_tree, ExtendScratch};
@@ -41,6 +42,7 @@ pub struct Growing<'a> {
 /// Trees plus the points they were grown on (row-major, appended by online updates), in the
 /// coordinates of the optional [`InputMap`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "stored::StoredForest")]
 pub struct MondrianForest {
     pub params: TreeParams,
     pub n_features: usize,
@@ -50,6 +52,8 @@ pub struct MondrianForest {
     /// That map, once the first points have arrived.
     input_map: Option<InputMap>,
     x: Vec<f64>,
+    /// Stored without their data boxes, rebuilt from `x` on load ([`stored`]).
+    #[serde(serialize_with = "stored::serialize_trees")]
     pub trees: Vec<MondrianTree>,
 }
 

@@ -29,19 +29,18 @@ impl Gaussian {
             return other;
         }
         let (p, q) = (1.0 / self.var, 1.0 / other.var);
-        if !(p + q).is_finite() {
-            // A variance so small that its precision overflows (a branch-off born 1e-300
-            // after its parent): the same product by weights, without reciprocals.
-            let w = self.var / (self.var + other.var);
-            return Gaussian {
-                mean: self.mean * (1.0 - w) + other.mean * w,
-                var: self.var * (1.0 - w),
-            };
-        }
         let var = 1.0 / (p + q);
+        let mean = var * (self.mean / self.var + other.mean / other.var);
+        if mean.is_finite() && var > 0.0 {
+            return Gaussian { mean, var };
+        }
+        // A variance so small that its precision, or a mean over it, overflows (a branch-off
+        // born 1e-308 after its parent): the same product by weights, without reciprocals.
+        let total = self.var + other.var;
+        let (keep_self, keep_other) = (other.var / total, self.var / total);
         Gaussian {
-            mean: var * (self.mean / self.var + other.mean / other.var),
-            var,
+            mean: self.mean * keep_self + other.mean * keep_other,
+            var: keep_self * self.var,
         }
     }
 
@@ -296,6 +295,32 @@ pub fn update_paths(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn products_with_tiny_variances_stay_finite() {
+        // A branch-off 1e-308 after its parent: its prior increment is ~1e-301, and
+        // mean / var overflowed (found by the property tests: predictions of -inf).
+        let sharp = Gaussian {
+            mean: -3.77e7,
+            var: 2e-301,
+        };
+        let wide = Gaussian {
+            mean: 5.0,
+            var: 1e6,
+        };
+        for (a, b) in [(sharp, wide), (wide, sharp)] {
+            let p = a.times(b);
+            assert!((p.mean - sharp.mean).abs() <= 1e-12 * sharp.mean.abs());
+            assert!(p.var > 0.0 && p.var <= sharp.var);
+        }
+        let subnormal = Gaussian {
+            mean: 3.0,
+            var: 1e-320,
+        };
+        let p = subnormal.times(wide);
+        assert_eq!(p.mean, 3.0);
+        assert!(p.var > 0.0 && p.var <= 1e-320);
+    }
 
     #[test]
     fn point_masses_win_products() {
