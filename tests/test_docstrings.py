@@ -10,7 +10,7 @@ import pytest
 from numpydoc import validate as numpydoc_validate
 
 import mondrian_learn as ml
-from mondrian_learn import bayesopt, calibration, datasets, partition
+from mondrian_learn import bayesopt, calibration, datasets, partition, plotting
 from mondrian_learn.kernel import baselines
 
 #: Parameters and returns: present (PR01, RT01), known (PR02), described (PR07, RT03).
@@ -19,7 +19,7 @@ CHECKS = {"PR01", "PR02", "PR07", "RT01", "RT03"}
 
 def public_objects() -> list[str]:
     names, seen = [], set()
-    for module in (ml, partition, baselines, calibration, datasets, bayesopt):
+    for module in (ml, partition, baselines, calibration, datasets, bayesopt, plotting):
         exported = getattr(module, "__all__", None)
         for name in exported or dir(module):
             obj: Any = getattr(module, name, None)

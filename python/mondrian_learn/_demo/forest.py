@@ -58,59 +58,27 @@ def _nlpd(model: object, X: np.ndarray, y: np.ndarray) -> float:
     return gaussian_nlpd(per_tree.mean(axis=0), np.maximum(per_tree.std(axis=0), 1e-9), y)
 
 
-def _cells(arrays: dict, node: int, region: np.ndarray, lifetime: float, out: list) -> None:
-    """Cells that the cuts born before ``lifetime`` make of ``region`` (2 × 2: rows lo, hi)."""
-    dim = arrays["split_dim"][node]
-    if dim < 0 or arrays["tau"][node] > lifetime:
-        out.append(region)
-        return
-    cut = arrays["threshold"][node]
-    left, right = region.copy(), region.copy()
-    left[1, dim] = cut
-    right[0, dim] = cut
-    _cells(arrays, arrays["left"][node], left, lifetime, out)
-    _cells(arrays, arrays["right"][node], right, lifetime, out)
-
-
 def _partition_plot(path: Path, seed: int) -> None:
     """One Mondrian tree on two diabetes features: its cells, coloured by the leaf mean."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
+
+    from mondrian_learn.plotting import PartitionDisplay
 
     X, y = load_diabetes(return_X_y=True)
     X2 = X[:, [2, 8]]  # body-mass index and s5 (log serum triglycerides)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.8))
-    lo, hi = X2.min(axis=0), X2.max(axis=0)
-    pad = 0.05 * (hi - lo)
     # One tree grown to the end; pruning it at a lifetime λ gives the tree with lifetime λ
     # (the Mondrian process observed up to time λ), so the three panels are nested.
     model = MondrianForestRegressor(n_estimators=1, min_samples_split=5, random_state=seed)
-    arrays = model.fit(X2, y).tree_arrays(0)
-    norm = plt.Normalize(y.min(), y.max())
+    model.fit(X2, y)
     for ax, lifetime in zip(axes, [20.0, 60.0, np.inf]):
-        cells: list = []
-        _cells(arrays, int(arrays["root"]), np.array([lo - pad, hi + pad]), lifetime, cells)
-        for region in cells:
-            inside = ((X2 >= region[0]) & (X2 <= region[1])).all(axis=1)
-            mean = y[inside].mean() if inside.any() else y.mean()
-            ax.add_patch(
-                Rectangle(
-                    region[0],
-                    *(region[1] - region[0]),
-                    facecolor=plt.cm.viridis(norm(mean)),
-                    edgecolor="black",
-                    linewidth=0.8,
-                )
-            )
-        ax.scatter(X2[:, 0], X2[:, 1], s=6, c="white", edgecolors="black", linewidths=0.3)
-        ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
-        ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
-        ax.set_title(f"pruned at λ = {lifetime:g}: {len(cells)} cells")
+        PartitionDisplay.from_estimator(model, X2, y, lifetime=lifetime, ax=ax)
         ax.set_xlabel("body-mass index (scaled)")
     axes[0].set_ylabel("s5 (scaled)")
+    norm = plt.Normalize(y.min(), y.max())
     fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap="viridis"), ax=axes, label="leaf mean")
     fig.suptitle("One Mondrian tree on two diabetes features, observed up to three lifetimes")
     fig.savefig(path, dpi=110, bbox_inches="tight")
@@ -124,6 +92,8 @@ def _uncertainty_plot(path: Path, seed: int) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from mondrian_learn.plotting import PredictiveBandDisplay
 
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.uniform(0, 0.35, 150), rng.uniform(0.65, 1, 150)])
@@ -143,9 +113,7 @@ def _uncertainty_plot(path: Path, seed: int) -> None:
         per_tree = np.stack([t.predict(G) for t in model.fit(X, y).estimators_])
         panels.append((name, per_tree.mean(axis=0), per_tree.std(axis=0)))
     for ax, (name, m, s) in zip(axes, panels):
-        ax.fill_between(grid, m - 2 * s, m + 2 * s, alpha=0.3, label="± 2 std")
-        ax.plot(grid, m, lw=1.5, label="mean")
-        ax.scatter(x, y, s=4, c="black", label="training data")
+        PredictiveBandDisplay(grid, m, s, x, y).plot(ax)
         ax.axvspan(-0.75, 0, color="grey", alpha=0.08)
         ax.axvspan(1, 1.75, color="grey", alpha=0.08)
         ax.set_title(name)
