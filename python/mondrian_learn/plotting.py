@@ -116,18 +116,6 @@ class PartitionDisplay:
         return cls(cells, np.asarray(values), X, y, lifetime).plot(ax)
 
     def plot(self, ax: Any = None) -> PartitionDisplay:
-        """Draw (again) on ``ax``.
-
-        Parameters
-        ----------
-        ax : matplotlib Axes or None, default=None
-            Where to draw (None: a new figure).
-
-        Returns
-        -------
-        display : PartitionDisplay
-            Itself.
-        """
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
 
@@ -273,18 +261,6 @@ class CalibrationDisplay:
         return cls(levels, observed).plot(ax)
 
     def plot(self, ax: Any = None) -> CalibrationDisplay:
-        """Draw (again) on ``ax``.
-
-        Parameters
-        ----------
-        ax : matplotlib Axes or None, default=None
-            Where to draw (None: a new figure).
-
-        Returns
-        -------
-        display : CalibrationDisplay
-            Itself.
-        """
         ax = _axes(ax)
         ax.plot([0, 1], [0, 1], color="grey", ls=":", label="calibrated")
         (self.line_,) = ax.plot(self.levels, self.observed, marker="o", label="observed")
@@ -334,18 +310,6 @@ class LifetimePathDisplay:
         return cls(estimator.path_, score, float(estimator.lifetime_)).plot(ax)
 
     def plot(self, ax: Any = None) -> LifetimePathDisplay:
-        """Draw (again) on ``ax``.
-
-        Parameters
-        ----------
-        ax : matplotlib Axes or None, default=None
-            Where to draw (None: a new figure).
-
-        Returns
-        -------
-        display : LifetimePathDisplay
-            Itself.
-        """
         ax = _axes(ax)
         lifetimes = np.asarray(self.path["lifetimes"])
         shown = lifetimes > 0  # λ = 0 is off the log axis
@@ -362,3 +326,21 @@ class LifetimePathDisplay:
         ax.set_ylabel(self.score)
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+#: The docstring of the Displays' ``plot`` (one text for the three that take only ``ax``).
+PLOT_DOC = """Draw (again) on ``ax``.
+
+Parameters
+----------
+ax : matplotlib Axes or None, default=None
+    Where to draw (None: a new figure).
+
+Returns
+-------
+display : {name}
+    Itself.
+"""
+
+for _display in (PartitionDisplay, CalibrationDisplay, LifetimePathDisplay):
+    _display.plot.__doc__ = PLOT_DOC.format(name=_display.__name__)
