@@ -69,7 +69,7 @@ def test_forests_store_no_data_boxes_and_rebuild_them_exactly() -> None:
     model.partial_fit(X8[3000:], y8[3000:])
     n_nodes = sum(len(model.tree_arrays(t)["parent"]) for t in range(4))
     size = len(pickle.dumps(model))
-    assert size < n_nodes * 2 * 8 * 8  # less than the boxes alone would take
+    assert size < n_nodes * 2 * 8 * 8 / 2  # under half of what the boxes alone would take
     loaded = pickle.loads(pickle.dumps(model))
     for t in range(4):
         a, b = model.tree_arrays(t), loaded.tree_arrays(t)

@@ -18,6 +18,26 @@ pub struct LeafStats {
     pub centred_squares: Vec<f64>,
 }
 
+/// Recomputes `stats` for the nodes `nodes` of `tree` whose points have the targets `y`.
+pub(super) fn refresh_nodes(tree: &MondrianTree, y: &[f64], stats: &mut LeafStats, nodes: &[u32]) {
+    stats.sum.resize(tree.n_nodes(), 0.0);
+    stats.centred_squares.resize(tree.n_nodes(), 0.0);
+    for &j in nodes {
+        let ju = j as usize;
+        if tree.is_leaf(j) {
+            let points = tree.samples.of(j, tree.nodes[ju].n_samples as usize);
+            let sum: f64 = points.iter().map(|&i| y[i as usize]).sum();
+            let mean = sum / points.len().max(1) as f64;
+            stats.sum[ju] = sum;
+            stats.centred_squares[ju] =
+                points.iter().map(|&i| (y[i as usize] - mean).powi(2)).sum();
+        } else {
+            stats.sum[ju] = 0.0;
+            stats.centred_squares[ju] = 0.0;
+        }
+    }
+}
+
 impl ForestRegressor {
     /// Recomputes the statistics of the nodes in `changed` (per tree).
     pub(super) fn refresh_leaf_stats(&mut self, changed: &[Vec<u32>], pool: &ThreadPool) {
@@ -25,22 +45,7 @@ impl ForestRegressor {
         self.leaf_stats
             .resize_with(self.forest.trees.len(), LeafStats::default);
         let refresh = |((tree, stats), nodes): ((&MondrianTree, &mut LeafStats), &Vec<u32>)| {
-            stats.sum.resize(tree.n_nodes(), 0.0);
-            stats.centred_squares.resize(tree.n_nodes(), 0.0);
-            for &j in nodes {
-                let ju = j as usize;
-                if tree.is_leaf(j) {
-                    let points = tree.samples.of(j, tree.nodes[ju].n_samples as usize);
-                    let sum: f64 = points.iter().map(|&i| y[i as usize]).sum();
-                    let mean = sum / points.len().max(1) as f64;
-                    stats.sum[ju] = sum;
-                    stats.centred_squares[ju] =
-                        points.iter().map(|&i| (y[i as usize] - mean).powi(2)).sum();
-                } else {
-                    stats.sum[ju] = 0.0;
-                    stats.centred_squares[ju] = 0.0;
-                }
-            }
+            refresh_nodes(tree, y, stats, nodes)
         };
         let trees = &self.forest.trees;
         if changed.iter().all(|c| is_small(c.len())) {

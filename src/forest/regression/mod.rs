@@ -16,6 +16,7 @@ pub mod online;
 pub mod path;
 pub mod predictive;
 pub mod prior;
+mod stored;
 pub mod variance;
 
 use super::data::check_targets;
@@ -32,7 +33,7 @@ pub use online::PosteriorMode;
 use prior::{heuristic_prior, GaussianPrior, NoiseVariance, PriorOverrides, TargetStats};
 use rayon::prelude::*;
 use rayon::ThreadPool;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use variance::TargetVariance;
 
 /// The regression trees' split policy: Mondrian cuts, guided by variance reduction when
@@ -50,7 +51,11 @@ fn policy<'a>(
 }
 
 /// A forest plus the targets of its points and each leaf's prediction.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// Stored ([`stored`]) without what is recomputed exactly from the rest: the leaf statistics
+/// always, the posterior messages when they are exact (not after a "fast" online update).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "stored::StoredRegressor")]
 pub struct ForestRegressor {
     pub forest: MondrianForest,
     y: Vec<f64>,
