@@ -106,16 +106,16 @@ impl MondrianForest {
         } else {
             self.check_points(&x.view())?;
         }
-        let mut mapped = Vec::new();
-        let new = match &self.input_map {
-            None => rows,
-            Some(map) => {
-                map.map_into(rows, &mut mapped);
-                &mapped
-            }
-        };
-        self.check_box(new)?;
-        self.x.extend_from_slice(new);
+        // Appended in place (no copy of the training set), taken back if the box fails.
+        let start = self.x.len();
+        match &self.input_map {
+            None => self.x.extend_from_slice(rows),
+            Some(map) => map.map_into(rows, &mut self.x),
+        }
+        if let Err(error) = self.check_box(&self.x[start..]) {
+            self.x.truncate(start);
+            return Err(error);
+        }
         Ok(first as u32..last as u32)
     }
 

@@ -19,6 +19,16 @@ class InspectionMixin:
     tree_arrays: Any
     _fitted_input: Any
 
+    @property
+    def data_min_(self) -> np.ndarray:
+        """Offset of the map to the unit box (the forest base defines it)."""
+        raise NotImplementedError
+
+    @property
+    def data_scale_(self) -> np.ndarray:
+        """Scale of the map to the unit box (the forest base defines it)."""
+        raise NotImplementedError
+
     def _impurity_decrease(self, index: int) -> np.ndarray:
         """Per node of tree ``index``: n_j I(j) − n_l I(l) − n_r I(r) (0 for leaves)."""
         raise NotImplementedError
@@ -40,9 +50,7 @@ class InspectionMixin:
         n_nodes_ptr : ndarray of shape (n_estimators + 1,)
             Where each tree's columns start (the last entry: where the last ends).
         """
-        X = self._fitted_input(X)
-        mapping = self.model_.input_map()
-        Z = X if mapping is None else (X - mapping[0]) / mapping[1]
+        Z = (self._fitted_input(X) - self.data_min_) / self.data_scale_
         rows, cols, offsets = [], [], [0]
         points = np.arange(len(Z))
         for m in range(self.model_.n_trees):

@@ -27,15 +27,13 @@ const KAPPA: f64 = 1.0;
 /// Every node's smoothed class frequencies (n_nodes × K), parents first.
 fn node_frequencies(tree: &MondrianTree, counts: &[u32], k: usize) -> Vec<f64> {
     let mut p = vec![0.0; counts.len()];
-    let uniform = vec![1.0 / k as f64; k];
+    let mut base = vec![0.0; k];
     for j in tree.preorder() {
         let j = j as usize;
-        let parent = tree.parent[j];
-        let base: Vec<f64> = if parent == crate::mondrian::NONE {
-            uniform.clone()
-        } else {
-            p[parent as usize * k..(parent as usize + 1) * k].to_vec()
-        };
+        match tree.parent[j] {
+            crate::mondrian::NONE => base.fill(1.0 / k as f64),
+            parent => base.copy_from_slice(&p[parent as usize * k..(parent as usize + 1) * k]),
+        }
         let c = &counts[j * k..(j + 1) * k];
         let n = c.iter().map(|&v| f64::from(v)).sum::<f64>();
         for ((out, &c), b) in p[j * k..(j + 1) * k].iter_mut().zip(c).zip(&base) {

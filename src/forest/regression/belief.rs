@@ -28,8 +28,7 @@ impl Gaussian {
         if other.var <= 0.0 {
             return other;
         }
-        let (p, q) = (1.0 / self.var, 1.0 / other.var);
-        let var = 1.0 / (p + q);
+        let var = 1.0 / (1.0 / self.var + 1.0 / other.var);
         let mean = var * (self.mean / self.var + other.mean / other.var);
         if mean.is_finite() && var > 0.0 {
             return Gaussian { mean, var };

@@ -125,18 +125,11 @@ impl ForestRegressor {
             let v = means[tree.root as usize];
             (s + v, q + v * v)
         });
-        let standardise = |y: &mut dyn Iterator<Item = f64>| -> Vec<f64> {
-            y.map(|v| (v - centre) / scale).collect()
-        };
-        let train = MeanPath::new(
-            &means,
-            standardise(&mut self.y.iter().copied()),
-            roots,
-            scale,
-            noise,
-        );
+        let standardise =
+            |y: &[f64]| -> Vec<f64> { y.iter().map(|v| (v - centre) / scale).collect() };
+        let train = MeanPath::new(&means, standardise(&self.y), roots, scale, noise);
         let validation = held_out.as_ref().map(|(leaves, y)| {
-            let y = standardise(&mut y.iter().copied());
+            let y: Vec<f64> = y.iter().map(|v| (v - centre) / scale).collect();
             let state = MeanPath::new(&means, y, roots, scale, noise);
             (state, leaves.as_slice().unwrap_or(&[]))
         });
