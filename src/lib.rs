@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod forest;
+pub mod input_map;
 pub mod kernel;
 pub mod linalg;
 pub mod mondrian;

@@ -48,9 +48,15 @@ def main() -> None:
     grid = grid[grid >= 2]  # Fourier features need M >= 2 (one frequency = two features)
     lam = args.lifetime
     maps = {
-        "Mondrian": lambda m, s: MondrianKernelFeatures(m, lam, random_state=s),
-        "random binning": lambda m, s: RandomBinningFeatures(m, lam, random_state=s),
-        "Fourier": lambda m, s: LaplaceFourierFeatures(m // 2, lam, random_state=s),
+        "Mondrian": lambda m, s: MondrianKernelFeatures(
+            m, lam, scale_features=False, random_state=s
+        ),
+        "random binning": lambda m, s: RandomBinningFeatures(
+            m, lam, scale_features=False, random_state=s
+        ),
+        "Fourier": lambda m, s: LaplaceFourierFeatures(
+            m // 2, lam, scale_features=False, random_state=s
+        ),
     }
     errors = {name: np.zeros((args.repeats, len(grid))) for name in maps}
     seconds = {}

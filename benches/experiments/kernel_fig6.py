@@ -47,14 +47,20 @@ def main() -> None:
     args = parser.parse_args()
     X, y, Xt, yt = start_cpu_experiment(args.data, "test")
     lam, alpha = args.lifetime, args.alpha
-    exact_s, model = timed(lambda: LaplaceKernelRidge(lam, alpha).fit(X, y))
+    exact_s, model = timed(lambda: LaplaceKernelRidge(lam, alpha, scale_features=False).fit(X, y))
     exact = model.predict(Xt)
     exact_error = relative_error(exact, yt)
     exact_rmse = float(np.sqrt(np.mean((exact - yt) ** 2)))
     maps = {
-        "Mondrian": lambda m, s: MondrianKernelFeatures(m, lam, random_state=s),
-        "random binning": lambda m, s: RandomBinningFeatures(m, lam, random_state=s),
-        "Fourier": lambda m, s: LaplaceFourierFeatures(m // 2, lam, random_state=s),
+        "Mondrian": lambda m, s: MondrianKernelFeatures(
+            m, lam, scale_features=False, random_state=s
+        ),
+        "random binning": lambda m, s: RandomBinningFeatures(
+            m, lam, scale_features=False, random_state=s
+        ),
+        "Fourier": lambda m, s: LaplaceFourierFeatures(
+            m // 2, lam, scale_features=False, random_state=s
+        ),
     }
     errors = {n: np.zeros((args.repeats, len(args.m))) for n in maps}
     rmse = {n: np.zeros((args.repeats, len(args.m))) for n in maps}

@@ -99,6 +99,7 @@ def main() -> None:
             alpha=args.noise_variance,
             lifetimes=args.checkpoints,
             max_dense_features=args.max_dense,
+            scale_features=False,  # λ₀ is in the units of the generated data
             random_state=seed,
         )
         seconds = timed(lambda m=model, a=(X, y, Xv, yv): m.fit(*a))[0]

@@ -84,7 +84,9 @@ def main() -> None:
     args = parser.parse_args()
     X, y, Xt, yt = start_cpu_experiment(args.data, "test")
     m = args.trees
-    features = MondrianKernelFeatures(m, args.max_lifetime, random_state=args.seed, n_jobs=2)
+    features = MondrianKernelFeatures(
+        m, args.max_lifetime, scale_features=False, random_state=args.seed, n_jobs=2
+    )
     features.fit(X)
     grid = np.geomspace(args.min_lifetime, args.max_lifetime, args.points)
     print(

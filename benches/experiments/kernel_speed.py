@@ -71,7 +71,9 @@ def main() -> None:
         f"{'path s (100 pts)':>18}{'ratio':>7}"
     )
     for n_jobs in (1, 2):
-        model = MondrianKernelRidge(m, lifetime, alpha, random_state=args.seed, n_jobs=n_jobs)
+        model = MondrianKernelRidge(
+            m, lifetime, alpha, scale_features=False, random_state=args.seed, n_jobs=n_jobs
+        )
         fit_s = min(timed(lambda m=model: m.fit(X, y))[0] for _ in range(args.repeats))
         every_s, every = min(
             (timed(lambda j=n_jobs: run_path(j, None)) for _ in range(args.repeats)),

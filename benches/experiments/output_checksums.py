@@ -66,6 +66,24 @@ def prior(model: Any) -> list[tuple[str, float]]:
     return sorted((ALIASES.get(k, k), v) for k, v in model.prior_.items())
 
 
+def raw(cls: Any) -> Any:
+    """``cls`` taking features in raw units: issue 16 made mapping them to the unit box the
+    default of the kernel and partition estimators (``scale_features``); the checksums
+    recorded before compare with ``scale_features=False`` (and the ridges' former default
+    penalty, 1e-4)."""
+    parameters = inspect.signature(cls).parameters
+    if "scale_features" not in parameters:
+        return cls
+    pinned: dict[str, Any] = {"scale_features": False}
+    if "alpha" in parameters:
+        pinned["alpha"] = 1e-4
+
+    def make(*args: Any, **kwargs: Any) -> Any:
+        return cls(*args, **{**pinned, **kwargs})
+
+    return make
+
+
 def baselines_module() -> Any:
     """The Laplace-kernel baselines: ``mondrian_learn.kernel.baselines`` (new) or
     ``mondrian_learn.baselines`` (old)."""
@@ -154,12 +172,12 @@ def kernel_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
     X, y = data(seed, n=300, d=3)
     Xt = np.random.default_rng(seed + 7).uniform(-2, 4, size=(80, 3))
     key = f"kernel/seed{seed}/jobs{n_jobs}"
-    feats = ml.MondrianKernelFeatures(
+    feats = raw(ml.MondrianKernelFeatures)(
         n_estimators=20, lifetime=1.5, random_state=seed, n_jobs=n_jobs
     ).fit(X)
     out[f"{key}/features/train"] = digest(feats.transform(X))
     out[f"{key}/features/test"] = digest(feats.transform(Xt))
-    ridge = ml.MondrianKernelRidge(
+    ridge = raw(ml.MondrianKernelRidge)(
         n_estimators=15, lifetime=1.0, alpha=1e-2, random_state=seed, n_jobs=n_jobs
     ).fit(X[:200], y[:200])
     out[f"{key}/ridge/predict"] = digest(ridge.predict(Xt))
@@ -171,7 +189,7 @@ def kernel_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
     out[f"{key}/ridge/online/columns"] = digest(ridge.n_columns_)
     out[f"{key}/ridge/online/evidence"] = digest(ridge.log_marginal_likelihood_)
     for solver in ("cholesky", "inverse", "gradient"):
-        cv = ml.MondrianKernelRidgeCV(
+        cv = raw(ml.MondrianKernelRidgeCV)(
             10,
             max_lifetime=4.0,
             lifetimes=25,
@@ -183,7 +201,7 @@ def kernel_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
         out[f"{key}/cv/{solver}/path"] = digest(path)
         out[f"{key}/cv/{solver}/predict"] = digest(cv.predict(Xt))
         out[f"{key}/cv/{solver}/lifetime"] = digest(cv.lifetime_)
-    ev = ml.MondrianKernelRidgeCV(
+    ev = raw(ml.MondrianKernelRidgeCV)(
         10, max_lifetime=3.0, lifetimes=None, selection="evidence", random_state=seed
     ).fit(X, y)
     out[f"{key}/cv/evidence/path"] = digest(dict(ev.path_))
@@ -196,13 +214,17 @@ def baseline_outputs(seed: int, out: dict[str, str]) -> None:
     Xt = X[:50] + 0.1
     key = f"baselines/seed{seed}"
     out[f"{key}/fourier"] = digest(
-        baselines.LaplaceFourierFeatures(30, lifetime=1.0, random_state=seed).fit(X).transform(Xt)
+        raw(baselines.LaplaceFourierFeatures)(30, lifetime=1.0, random_state=seed)
+        .fit(X)
+        .transform(Xt)
     )
     out[f"{key}/binning"] = digest(
-        baselines.RandomBinningFeatures(30, lifetime=1.0, random_state=seed).fit(X).transform(Xt)
+        raw(baselines.RandomBinningFeatures)(30, lifetime=1.0, random_state=seed)
+        .fit(X)
+        .transform(Xt)
     )
     out[f"{key}/laplace"] = digest(
-        baselines.LaplaceKernelRidge(lifetime=1.0, alpha=1e-2).fit(X, y).predict(Xt)
+        raw(baselines.LaplaceKernelRidge)(lifetime=1.0, alpha=1e-2).fit(X, y).predict(Xt)
     )
 
 
@@ -225,7 +247,7 @@ def partition_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
     }
     V = np.random.default_rng(seed).normal(size=(len(X), 3))
     for name, sampler in samplers.items():
-        kernel = part.RandomPartitionKernel(sampler, 25, random_state=seed, n_jobs=n_jobs)
+        kernel = raw(part.RandomPartitionKernel)(sampler, 25, random_state=seed, n_jobs=n_jobs)
         kernel.fit(X, y)
         k = f"{key}/{name}"
         out[f"{k}/assign"] = digest(kernel.assign(Xt))
@@ -236,19 +258,19 @@ def partition_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
             sol, info = kernel.solve(V, noise_variance=0.3, preconditioner=pre, tol=1e-8)
             out[f"{k}/solve/{pre}"] = digest([sol, info["iterations"]])
     for name in ("mondrian", "random_forest"):
-        gp = part.PartitionGPRegressor(
+        gp = raw(part.PartitionGPRegressor)(
             samplers[name], 30, random_state=seed, n_jobs=n_jobs, n_probes=4, lanczos_steps=20
         ).fit(X, y)
         mean, std = gp.predict(Xt, return_std=True)
         fitted = {k: getattr(gp, k) for k in ("noise_variance_", "signal_variance_", "n_iter_")}
         out[f"{key}/gp/{name}"] = digest([mean, std, sorted(fitted.items())])
-    gp_fixed = part.PartitionGPRegressor(
+    gp_fixed = raw(part.PartitionGPRegressor)(
         "fast_cluster", 30, noise_variance=0.1, signal_variance=1.0, random_state=seed
     ).fit(X, y)
     out[f"{key}/gp/fixed"] = digest(gp_fixed.predict(Xt, return_std=True))
-    kpca = part.PartitionKernelPCA(3, "mondrian", 40, random_state=seed, n_jobs=n_jobs).fit(X)
+    kpca = raw(part.PartitionKernelPCA)(3, "mondrian", 40, random_state=seed, n_jobs=n_jobs).fit(X)
     out[f"{key}/kpca"] = digest([kpca.transform(Xt), kpca.eigenvalues_])
-    svc = part.PartitionSVC("mondrian", 30, random_state=seed, n_jobs=n_jobs).fit(X, labels)
+    svc = raw(part.PartitionSVC)("mondrian", 30, random_state=seed, n_jobs=n_jobs).fit(X, labels)
     out[f"{key}/svc"] = digest(svc.decision_function(Xt))
 
 

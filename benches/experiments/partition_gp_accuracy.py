@@ -99,7 +99,9 @@ def scores(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> tuple[float, flo
 def partition_gp(sampler: object, X: np.ndarray, y: np.ndarray, X_test: np.ndarray) -> tuple:
     from mondrian_learn.partition import PartitionGPRegressor
 
-    gp = PartitionGPRegressor(sampler, 200, tol=1e-3, random_state=0, n_jobs=2).fit(X, y)
+    gp = PartitionGPRegressor(
+        sampler, 200, tol=1e-3, scale_features=False, random_state=0, n_jobs=2
+    ).fit(X, y)
     return gp.predict(X_test, return_std=True)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from mondrian_learn import _core
 from mondrian_learn._validation import (
     Param,
     as_core_array,
@@ -138,6 +139,37 @@ class EstimatorBase(BaseEstimator):
         return as_core_array(validate_data(self, X, dtype=np.float64, reset=False))
 
 
+class UnitBoxMixin(EstimatorBase):
+    """Inputs mapped to the unit box by the range of the training data when
+    ``scale_features`` is True (the map the forests apply inside the core, Lakshminarayanan
+    et al., AISTATS 2016, §5), so that a lifetime means the same in every estimator. The map
+    is fixed by ``fit``; later points (``partial_fit``, ``predict``) may fall outside [0, 1].
+    """
+
+    scale_features: bool
+    data_min_: np.ndarray
+    data_scale_: np.ndarray
+
+    def _fit_unit_box(self, X: np.ndarray) -> np.ndarray:
+        """Fix the map on the training points ``X`` (checked) and return their images."""
+        if self.scale_features:
+            self.data_min_, self.data_scale_ = _core.unit_box(as_core_array(X))
+        else:
+            self.data_min_, self.data_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+        return self._to_unit_box(X)
+
+    def _to_unit_box(self, X: np.ndarray) -> np.ndarray:
+        """Images of checked points under the fitted map, in the core's layout."""
+        X = as_core_array(X)
+        if not self.data_min_.any() and (self.data_scale_ == 1.0).all():
+            return X
+        return _core.to_unit_box(X, self.data_min_, self.data_scale_)
+
+    def _fitted_input(self, X: Any) -> np.ndarray:
+        """``X`` checked against the fitted estimator and mapped as the training data was."""
+        return self._to_unit_box(super()._fitted_input(X))
+
+
 class OnlineMixin(EstimatorBase):
     """``partial_fit`` for estimators whose core handle ``model_`` updates itself online."""
 
@@ -158,5 +190,12 @@ class OnlineMixin(EstimatorBase):
             return self.fit(X, y)
         if not is_core_ready(X, y, self.n_features_in_) or hasattr(self, "feature_names_in_"):
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
-        self.model_.partial_fit(as_core_array(X), as_core_array(y), self._threads())
+        self.model_.partial_fit(self._core_input(X), as_core_array(y), self._threads())
         return self
+
+    def _core_input(self, X: np.ndarray) -> np.ndarray:
+        """Checked new points as the core takes them: mapped to the unit box when that is
+        the estimator's job (:class:`UnitBoxMixin`) rather than the core's (forests)."""
+        if isinstance(self, UnitBoxMixin):
+            return self._to_unit_box(X)
+        return as_core_array(X)

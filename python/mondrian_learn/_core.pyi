@@ -12,7 +12,9 @@ __all__ = [
     "lanczos",
     "precondition",
     "solve",
+    "to_unit_box",
     "top_eigen",
+    "unit_box",
 ]
 
 FORMAT_VERSION: int
@@ -238,6 +240,9 @@ class PartitionKernel:
     @staticmethod
     def from_bytes(bytes: bytes) -> PartitionKernel: ...
     def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+def unit_box(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+def to_unit_box(x: np.ndarray, offset: np.ndarray, scale: np.ndarray) -> np.ndarray: ...
 
 def precondition(
     handle: PartitionKernel,

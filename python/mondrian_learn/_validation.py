@@ -219,6 +219,17 @@ RUNTIME = {
 }
 
 
+#: Feature scaling, the same parameter with the same meaning in every estimator.
+SCALING = {"scale_features": Param(True, Boolean())}
+
+#: Its description, for the estimators' docstrings.
+SCALE_FEATURES_DOC = """scale_features : bool, default=True
+        Map each feature to [0, 1] by its range in the training data (``data_min_``,
+        ``data_scale_``; a constant feature is only shifted) before anything else, so
+        lifetimes are in the same units for every estimator of the package; False keeps the
+        raw units of X."""
+
+
 def check_parameters(estimator: Any) -> None:
     """Check every parameter of ``estimator`` against its class's ``_parameters``."""
     params = estimator.get_params(deep=False)

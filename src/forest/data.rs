@@ -99,7 +99,7 @@ impl MondrianForest {
         let x = x.as_standard_layout();
         let rows = x.as_slice().unwrap_or(&[]);
         if self.scale_inputs && self.input_map.is_none() && x.ncols() == self.n_features {
-            let map = super::input_map::InputMap::unit_box_of(rows, self.n_features)?;
+            let map = crate::input_map::InputMap::unit_box_of(rows, self.n_features)?;
             // A failed check below must not leave a map fixed by rejected points.
             self.check_points(&x.view()).and_then(|_| map.check(rows))?;
             self.input_map = Some(map);

@@ -10,12 +10,12 @@
 
 pub mod classification;
 pub mod data;
-pub mod input_map;
 pub mod lifetime_path;
 pub mod regression;
 mod stored;
 
 use crate::error::{Error, Result};
+use crate::input_map::InputMap;
 use crate::mondrian::extend::{extend_tree, ExtendScratch};
 use crate::mondrian::policy::SplitPolicy;
 use crate::mondrian::route::warm_paths;
@@ -23,7 +23,6 @@ use crate::mondrian::sample::{sample_tree, Growth, SampleScratch};
 use crate::mondrian::{MondrianTree, TreeParams};
 use crate::parallel::{is_small, Interrupt};
 use crate::rng::tree_rng;
-use input_map::InputMap;
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use rayon::ThreadPool;

@@ -58,7 +58,7 @@ pub(super) struct StoredForest {
     n_features: usize,
     seed: u64,
     scale_inputs: bool,
-    input_map: Option<super::input_map::InputMap>,
+    input_map: Option<crate::input_map::InputMap>,
     x: Vec<f64>,
     trees: Vec<StoredTree>,
 }

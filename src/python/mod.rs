@@ -5,6 +5,7 @@ mod arrays;
 mod error;
 mod forest;
 mod forest_regression;
+mod input_map;
 mod kernel;
 mod linalg;
 mod partition;
@@ -21,6 +22,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernel::KernelFeatures>()?;
     m.add_class::<kernel::KernelRidge>()?;
     m.add_class::<partition::PartitionKernel>()?;
+    m.add_function(wrap_pyfunction!(input_map::unit_box, m)?)?;
+    m.add_function(wrap_pyfunction!(input_map::to_unit_box, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::precondition, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::solve, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::lanczos, m)?)?;

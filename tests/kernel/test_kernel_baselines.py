@@ -40,7 +40,8 @@ def points() -> tuple[np.ndarray, np.ndarray]:
 def test_fourier_features_estimate_the_laplace_kernel(points) -> None:  # type: ignore[no-untyped-def]
     X, Q = points
     m, lifetime = 20000, 2.0
-    model = LaplaceFourierFeatures(m, lifetime=lifetime, random_state=1).fit(X)
+    model = LaplaceFourierFeatures(m, lifetime=lifetime, scale_features=False, random_state=1)
+    model = model.fit(X)
     estimate = model.transform(Q) @ model.transform(X).T
     k = laplace(Q, X, lifetime)
     # Each frequency gives cos(ω·δ): variance ½(1 + k(2δ)) − k(δ)², |cos − k| ≤ 2.
@@ -51,7 +52,8 @@ def test_fourier_features_estimate_the_laplace_kernel(points) -> None:  # type: 
 def test_random_binning_estimates_the_laplace_kernel(points) -> None:  # type: ignore[no-untyped-def]
     X, Q = points
     m, lifetime = 4000, 2.0
-    model = RandomBinningFeatures(m, lifetime=lifetime, random_state=2).fit(X)
+    model = RandomBinningFeatures(m, lifetime=lifetime, scale_features=False, random_state=2)
+    model = model.fit(X)
     Zx, Zq = model.transform(X), model.transform(Q)
     np.testing.assert_array_equal(Zx.getnnz(axis=1), m)  # training points: one bin per grid
     estimate = (Zq @ Zx.T).toarray()
@@ -63,6 +65,6 @@ def test_random_binning_estimates_the_laplace_kernel(points) -> None:  # type: i
 def test_exact_laplace_ridge_matches_scikit_learn(points) -> None:  # type: ignore[no-untyped-def]
     X, Q = points
     y = np.sin(3 * X[:, 0]) + X[:, 1]
-    ours = LaplaceKernelRidge(lifetime=1.5, alpha=1e-3).fit(X, y)
+    ours = LaplaceKernelRidge(lifetime=1.5, alpha=1e-3, scale_features=False).fit(X, y)
     theirs = KernelRidge(alpha=1e-3, kernel="laplacian", gamma=1.5).fit(X, y - y.mean())
     np.testing.assert_allclose(ours.predict(Q), theirs.predict(Q) + y.mean(), rtol=1e-8)

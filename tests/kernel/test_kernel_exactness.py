@@ -122,7 +122,9 @@ def test_online_updates_equal_a_batch_fit_on_the_same_trees(lifetime: float) -> 
     X = rng.uniform(size=(160, 2))
     X[:20] = X[0]  # duplicates: a paused leaf that resumes splitting when others arrive
     y = np.cos(3 * X[:, 1]) + X[:, 0] + 0.1 * rng.normal(size=160)
-    model = MondrianKernelRidge(6, lifetime=lifetime, alpha=1e-2, random_state=0)
+    model = MondrianKernelRidge(
+        6, lifetime=lifetime, alpha=1e-2, scale_features=False, random_state=0
+    )
     model.fit(X[:25], y[:25])
     for a, b in [(25, 26), (26, 27), (27, 80), (80, 160)]:
         model.partial_fit(X[a:b], y[a:b])

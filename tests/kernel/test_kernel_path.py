@@ -7,7 +7,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from mondrian_learn import MondrianKernelRidgeCV
-from mondrian_learn.kernel._path_cv import default_max_lifetime
+from mondrian_learn.kernel._base import lifetime_for_cells
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +75,10 @@ def test_requested_lifetimes_are_the_checkpoints(data) -> None:  # type: ignore[
 def test_default_max_lifetime_gives_as_many_expected_cells_as_points() -> None:
     rng = np.random.default_rng(2)
     X = rng.uniform(size=(500, 3)) * [1.0, 10.0, 0.0]
-    lifetime = default_max_lifetime(X)
+    lifetime = lifetime_for_cells(X, 500)
     ranges = np.ptp(X, axis=0)
     np.testing.assert_allclose(np.prod(1 + lifetime * ranges), 500, rtol=1e-9)
-    assert default_max_lifetime(np.ones((5, 2))) == 0.0
+    assert lifetime_for_cells(np.ones((5, 2)), 5) == 0.0
 
 
 @pytest.mark.slow

@@ -102,7 +102,9 @@ def test_mondrian_kernel_converges_to_laplace() -> None:
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(40, 3))
     lam, m = 2.0, 4000
-    kernel = RandomPartitionKernel(MondrianPartitions(lam), m, random_state=0, n_jobs=2).fit(X)
+    kernel = RandomPartitionKernel(
+        MondrianPartitions(lam), m, scale_features=False, random_state=0, n_jobs=2
+    ).fit(X)
     for points, K in [(X, kernel.kernel_matrix())]:
         p = np.exp(-lam * np.abs(points[:, None, :] - X[None, :, :]).sum(axis=2))
         bound = 5 * np.sqrt(p * (1 - p) / m) + 1e-12
@@ -112,7 +114,9 @@ def test_mondrian_kernel_converges_to_laplace() -> None:
     p = np.exp(-lam * np.abs(X_new[:, None, :] - X[None, :, :]).sum(axis=2))
     assert np.all(np.abs(K_new - p) <= 5 * np.sqrt(p * (1 - p) / m) + 1e-12)
     # Averaging fewer partitions gives a larger error (the estimate converges in m).
-    few = RandomPartitionKernel(MondrianPartitions(lam), 40, random_state=0).fit(X)
+    few = RandomPartitionKernel(
+        MondrianPartitions(lam), 40, scale_features=False, random_state=0
+    ).fit(X)
     p = np.exp(-lam * np.abs(X[:, None, :] - X[None, :, :]).sum(axis=2))
     assert np.abs(few.kernel_matrix() - p).mean() > 3 * np.abs(kernel.kernel_matrix() - p).mean()
 
@@ -190,14 +194,17 @@ def test_fast_cluster_levels_and_callable_rules(data) -> None:  # type: ignore[n
     labels, weights = callable_kernel.assign(X_new)
     assert weights is None
     rules = callable_kernel.rules_
+    # The rules were fitted on the points mapped to the unit box.
+    scaled = (X_new - callable_kernel.data_min_) / callable_kernel.data_scale_
+    X_scaled = (X - callable_kernel.data_min_) / callable_kernel.data_scale_
     for rho in range(12):
-        raw = rules[rho](X_new)
+        raw = rules[rho](scaled)
         # Same raw cluster ⇒ same id, and ids match the training points' ids.
         train = callable_kernel.model_.labels()[rho]
         for c in np.unique(raw):
             ids = np.unique(labels[rho][raw == c])
             assert len(ids) == 1
-            assert ids[0] in set(train[rules[rho](X) == c])
+            assert ids[0] in set(train[rules[rho](X_scaled) == c])
 
 
 @pytest.mark.parametrize("sampler", ["mondrian", "random_forest", "fast_cluster"])

@@ -19,6 +19,7 @@ from mondrian_learn.partition import (
     RandomPartitionKernel,
 )
 from mondrian_learn.partition._marginal_likelihood import MarginalLikelihood
+from mondrian_learn.partition._samplers import FRESH
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +100,57 @@ def test_gp_posterior_matches_dense_gp(data, sampler) -> None:  # type: ignore[n
     np.testing.assert_allclose(std, want_std, atol=1e-6)
     assert np.all(std > np.sqrt(0.02))
     assert not hasattr(gp, "log_marginal_likelihood_value_")
+
+
+def test_joint_predictive_covariance_matches_a_dense_computation(data) -> None:  # type: ignore[no-untyped-def]
+    """``return_cov`` against s K** + σ² I − s² K* (s K + σ² I)⁻¹ K*ᵀ formed densely, K**
+    counted from the labels of the new points (same non-fresh cluster), on a deterministic
+    sampler: shifted grids, in which some new points fall in cells no training point occupies."""
+    X, y, X_new = data
+    s, noise = 0.7, 0.02
+
+    def grid(X: np.ndarray, y: object, rng: np.random.Generator) -> object:
+        shift = rng.uniform(size=X.shape[1])
+        return lambda Z: np.floor(4 * Z + shift) @ [1, 10, 100]
+
+    gp = PartitionGPRegressor(
+        grid, 40, noise_variance=noise, signal_variance=s, tol=1e-10, scale_features=False
+    ).fit(X[:300], y[:300])
+    K = gp.kernel_.kernel_matrix()
+    K_star = gp.kernel_.kernel_matrix(X_new)
+    labels, weights = gp.kernel_.assign(X_new)
+    assert weights is None and np.any(labels == FRESH)
+    shared = (labels[:, :, None] == labels[:, None, :]) & (labels != FRESH)[:, :, None]
+    K_new = shared.mean(axis=0)
+    K_new[np.diag_indices_from(K_new)] = 1.0
+    system = s * K + noise * np.eye(len(K))
+    want = (
+        s * K_new + noise * np.eye(len(K_new)) - s**2 * K_star @ np.linalg.solve(system, K_star.T)
+    )
+    mean, cov = gp.predict(X_new, return_cov=True)
+    np.testing.assert_allclose(cov, want, atol=1e-7)
+    np.testing.assert_array_equal(cov, cov.T)
+    np.testing.assert_allclose(np.diag(cov), gp.predict(X_new, return_std=True)[1] ** 2, atol=1e-12)
+    np.testing.assert_array_equal(mean, gp.predict(X_new))
+
+
+def test_mondrian_covariance_and_samples(data) -> None:  # type: ignore[no-untyped-def]
+    """With weighted (Mondrian) clusters K** = φφᵀ + diag(1 − ‖φ‖²): the joint covariance is
+    positive semi-definite with the predictive variances on its diagonal, and ``sample_y``
+    draws from N(mean, cov) exactly as scikit-learn's GP does."""
+    X, y, X_new = data
+    gp = PartitionGPRegressor(MondrianPartitions(3.0), 40, random_state=0, tol=1e-10)
+    gp.fit(X[:300], y[:300])
+    mean, cov = gp.predict(X_new, return_cov=True)
+    assert np.linalg.eigvalsh(cov).min() > -1e-9
+    np.testing.assert_allclose(np.diag(cov), gp.predict(X_new, return_std=True)[1] ** 2, atol=1e-12)
+    draws = gp.sample_y(X_new, n_samples=5, random_state=3)
+    want = np.random.RandomState(3).multivariate_normal(mean, cov, 5).T
+    np.testing.assert_array_equal(draws, want)
+    with pytest.raises(ValueError, match="at most one of return_std and return_cov"):
+        gp.predict(X_new, return_std=True, return_cov=True)
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1"):
+        gp.sample_y(X_new, n_samples=0)
 
 
 def test_lanczos_quadrature_matches_dense_log_likelihood(data) -> None:  # type: ignore[no-untyped-def]

@@ -17,11 +17,13 @@ from mondrian_learn.partition import MondrianPartitions, PartitionKernelPCA, Ran
 def _models(seed: int) -> dict:
     return {
         "PCA (linear)": PCA(2, random_state=seed),
+        # Pixels share one unit (X / 16 is already in [0, 1]): scaling each by its own range
+        # would stretch the rarely inked ones (0.52 instead of 0.60 held-out accuracy).
         "partition kernel PCA, Mondrian λ=0.1": PartitionKernelPCA(
-            2, MondrianPartitions(0.1), 200, random_state=seed
+            2, MondrianPartitions(0.1), 200, scale_features=False, random_state=seed
         ),
         "partition kernel PCA, Random Forest": PartitionKernelPCA(
-            2, RandomForestPartitions(), 200, random_state=seed
+            2, RandomForestPartitions(), 200, scale_features=False, random_state=seed
         ),
     }
 

@@ -7,11 +7,51 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from mondrian_learn._base import EstimatorBase
+from mondrian_learn._base import UnitBoxMixin
 from mondrian_learn._progress import grow_trees
 from mondrian_learn._validation import check_memory, draw_seed
 
 T = TypeVar("T")
+
+#: Expected cells per tree that the default lifetime aims at (``lifetime=None``).
+DEFAULT_CELLS = 128
+
+
+def lifetime_for_cells(X: np.ndarray, cells: float) -> float:
+    """The lifetime λ at which a Mondrian process on the bounding box of ``X`` has, in
+    expectation, ``cells`` cells: Π_d (1 + λ r_d) = cells, r_d the range of feature d (Roy &
+    Teh 2009: cuts along d form a Poisson process of rate λ per unit length). 0 when the box
+    is a point or ``cells`` ≤ 1.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The points whose bounding box is cut.
+    cells : float
+        Expected number of cells.
+
+    Returns
+    -------
+    lifetime : float
+        λ, found by bisection on the increasing left-hand side.
+    """
+    ranges = np.ptp(X, axis=0) if X.shape[0] else np.zeros(0)
+    ranges = ranges[ranges > 0]
+    if cells <= 1 or ranges.size == 0:
+        return 0.0
+
+    def log_cells(lifetime: float) -> float:
+        return float(np.log1p(lifetime * ranges).sum())
+
+    target = np.log(cells)
+    low, high = 0.0, 1.0 / ranges.max()
+    while log_cells(high) < target:
+        high *= 2.0
+    for _ in range(100):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if log_cells(middle) < target else (low, middle)
+    return high
+
 
 #: Points outside the training data, as every Mondrian kernel estimator treats them.
 EXTENSION_NOTE = """
@@ -34,15 +74,24 @@ TREE_PARAMETERS = """
     ----------
     n_estimators : int, default=50
         Number of trees M (each feature row has exactly M stored entries).
-    lifetime : float, default=1.0
-        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of X as given (this
-        estimator does not scale features)."""
+    lifetime : float or None, default=None
+        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of the scaled
+        features (the unit box unless ``scale_features=False``). None: the λ at which a
+        Mondrian process on the training data's box has 128 expected cells per tree (at most
+        N), Π_d (1 + λ r_d) = min(128, N) — about as many feature columns in any dimension
+        (``lifetime_``)."""
 
 
-class MondrianKernelBase(EstimatorBase):
+class MondrianKernelBase(UnitBoxMixin):
     """Base of the Mondrian kernel estimators (Balog et al., UAI 2016): ``n_estimators``
     trees, tree ``m`` drawn from a stream seeded by ``(seed, m)``, so results do not depend
-    on ``n_jobs``. These estimators do not scale X: lifetimes are in the units of X."""
+    on ``n_jobs``; features mapped to the unit box unless ``scale_features=False``."""
+
+    def _lifetime(self, X: np.ndarray) -> float:
+        """The lifetime to sample with on the (scaled) training points ``X``."""
+        if self.lifetime is None:
+            return lifetime_for_cells(X, min(DEFAULT_CELLS, X.shape[0]))
+        return float(self.lifetime)
 
     def _sample_trees(self, make: Callable[[int, int, int, Any], T], n_rows: int) -> T:
         """``make(seed, n_jobs, slice_size, progress)``: the core object that samples the

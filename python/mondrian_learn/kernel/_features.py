@@ -12,7 +12,14 @@ from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure
-from mondrian_learn._validation import COUNT, FINITE_LIFETIME, RUNTIME, Param, as_core_array
+from mondrian_learn._validation import (
+    COUNT,
+    FINITE_LIFETIME,
+    RUNTIME,
+    SCALE_FEATURES_DOC,
+    SCALING,
+    Param,
+)
 from mondrian_learn.kernel._base import EXTENSION_NOTE, TREE_PARAMETERS, MondrianKernelBase
 
 
@@ -35,7 +42,8 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     __doc__ += (
         EXTENSION_NOTE
         + TREE_PARAMETERS
-        + """
+        + f"""
+    {SCALE_FEATURES_DOC}
     random_state : int, RandomState or None, default=None
         Tree m draws from a stream seeded by (seed, m): results do not depend on ``n_jobs``.
     n_jobs : int or None, default=None
@@ -47,8 +55,13 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     ----------
     model_ : mondrian_learn._core.KernelFeatures
         The sampled trees.
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box, ``(X − data_min_) / data_scale_`` (identity when
+        ``scale_features=False``).
     n_columns_ : int
         Number C of feature columns (leaves over all trees).
+    lifetime_ : float
+        λ used.
     n_features_in_ : int
 
     Examples
@@ -67,7 +80,8 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
     _parameters = {
         "n_estimators": Param(50, *COUNT),
-        "lifetime": Param(1.0, *FINITE_LIFETIME),
+        "lifetime": Param(None, None, *FINITE_LIFETIME),
+        **SCALING,
         **RUNTIME,
     }
 
@@ -76,10 +90,11 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def fit(self, X: Any, y: Any = None) -> MondrianKernelFeatures:
         """Sample the trees on ``X``."""
         self._validate_params()
-        X = as_core_array(validate_data(self, X, dtype=np.float64))
+        X = self._fit_unit_box(validate_data(self, X, dtype=np.float64))
+        self.lifetime_ = lifetime = self._lifetime(X)
         self.model_ = self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
-                X, int(self.n_estimators), float(self.lifetime), seed, n_jobs, slice_size, progress
+                X, int(self.n_estimators), lifetime, seed, n_jobs, slice_size, progress
             ),
             X.shape[0],
         )

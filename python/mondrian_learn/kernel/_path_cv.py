@@ -23,36 +23,14 @@ from mondrian_learn._validation import (
     FINITE_LIFETIME,
     POSITIVE,
     RUNTIME,
+    SCALE_FEATURES_DOC,
+    SCALING,
     Options,
     Param,
     as_core_array,
     check_target_scale,
 )
-from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin
-
-
-def default_max_lifetime(X: np.ndarray) -> float:
-    """The lifetime Λ at which a Mondrian process on the bounding box of ``X`` has, in
-    expectation, as many cells as ``X`` has rows: Π_d (1 + Λ r_d) = N, r_d the range of
-    feature d (Roy & Teh 2009: cuts along d form a Poisson process of rate Λ per unit length).
-    Beyond that most cells would hold a single training point."""
-    ranges = np.ptp(X, axis=0)
-    ranges = ranges[ranges > 0]
-    n = X.shape[0]
-    if n < 2 or ranges.size == 0:
-        return 0.0
-
-    def log_cells(lifetime: float) -> float:
-        return float(np.log1p(lifetime * ranges).sum())
-
-    target = np.log(n)
-    low, high = 0.0, 1.0 / ranges.max()
-    while log_cells(high) < target:
-        high *= 2.0
-    for _ in range(100):
-        middle = 0.5 * (low + high)
-        low, high = (middle, high) if log_cells(middle) < target else (low, middle)
-    return high
+from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin, lifetime_for_cells
 
 
 class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBase):
@@ -79,12 +57,12 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     n_estimators : int, default=50
         Number of trees M.
     max_lifetime : float or None, default=None
-        Λ, the end of the path, in the units of X as given (this estimator does not scale
-        features). None: the lifetime at which a Mondrian process on the data's
+        Λ, the end of the path, in the units of the scaled features (the unit box unless
+        ``scale_features=False``). None: the lifetime at which a Mondrian process on the data's
         bounding box has as many expected cells as there are training points,
         Π_d (1 + Λ r_d) = N (r_d the feature ranges).
-    alpha : float, default=1e-4
-        Ridge penalty δ² > 0.
+    alpha : float, default=1.0
+        Ridge penalty δ² > 0 (as in :class:`MondrianKernelRidge`).
     lifetimes : int, array-like or None, default=100
         Where to evaluate: an int k — at λ = 0 and after every ⌈n_cuts/k⌉-th cut (k points,
         evenly spread over the number of features); an array — at those lifetimes (within
@@ -103,6 +81,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         Conjugate gradients stop at ‖Φᵀy − Aw‖ ≤ tol · ‖Φᵀy‖ ...
     gradient_max_iter : int, default=300
         ... or after this many iterations per checkpoint.
+    {SCALE_FEATURES_DOC}
     random_state, n_jobs, verbose
         As in :class:`MondrianKernelRidge`; ``random_state`` also draws the validation split.
 
@@ -115,11 +94,13 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     best_index_ : int
         The chosen checkpoint.
     lifetime_ : float
-        The chosen λ (units of X).
+        The chosen λ (units of the scaled features).
     max_lifetime_ : float
         Λ used.
     model_ : mondrian_learn._core.KernelRidge
         The refitted model at ``lifetime_``.
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box (identity when ``scale_features=False``).
     n_features_in_ : int
 
     Examples
@@ -134,10 +115,12 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     (True, 31)
     """
 
+    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
+
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "max_lifetime": Param(None, None, *FINITE_LIFETIME),
-        "alpha": Param(1e-4, *POSITIVE),
+        "alpha": Param(1.0, *POSITIVE),
         "lifetimes": LIFETIMES,
         "selection": Param("validation", Options({"validation", "evidence"})),
         "validation_fraction": VALIDATION_FRACTION,
@@ -145,6 +128,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         "max_dense_features": Param(4096, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
         "gradient_max_iter": Param(300, *COUNT),
+        **SCALING,
         **RUNTIME,
     }
 
@@ -174,6 +158,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         alpha, n_jobs = float(self.alpha), self._threads()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         check_target_scale(y)
+        X = self._fit_unit_box(X)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
         held_out = None
@@ -188,10 +173,13 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             X_val, y_val = validate_data(
                 self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
             )
+            X_val = self._to_unit_box(X_val)
         else:
             X_val = y_val = None
         max_lifetime = (
-            default_max_lifetime(train_X) if self.max_lifetime is None else float(self.max_lifetime)
+            lifetime_for_cells(train_X, train_X.shape[0])
+            if self.max_lifetime is None
+            else float(self.max_lifetime)
         )
         n_checkpoints, grid = checkpoint_arguments(self.lifetimes, max_lifetime)
         train_X = as_core_array(train_X)

@@ -16,6 +16,8 @@ from mondrian_learn._validation import (
     FINITE_LIFETIME,
     POSITIVE,
     RUNTIME,
+    SCALE_FEATURES_DOC,
+    SCALING,
     Param,
     as_core_array,
     check_target_scale,
@@ -47,13 +49,18 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     __doc__ += (
         EXTENSION_NOTE
         + TREE_PARAMETERS
-        + """
-    alpha : float, default=1e-4
-        Ridge penalty δ² > 0 (the paper's experiments use 1e-4).
+        + f"""
+    alpha : float, default=1.0
+        Ridge penalty δ² > 0: the prior precision of the weights relative to the noise,
+        σ²/α per weight. With K = ΦΦᵀ ≈ the Laplace kernel (K(x, x) = 1), α plays the
+        noise-to-signal ratio of a GP; 1 (scikit-learn's ``KernelRidge`` default) cross-validated
+        best among 1e-4, 1e-2 and 1 on 8 data sets (``benches/RESULTS.md``). The paper's
+        experiments use 1e-4, which interpolates noisy targets.
     max_dense_features : int, default=4096
         Largest number of feature columns C for the dense C × C factor (memory ∝ C², time
         ∝ C³); more raise a ``ValueError`` before the factor is allocated, saying what to
         change (:class:`MondrianKernelRidgeCV` switches to conjugate gradients instead).
+    {SCALE_FEATURES_DOC}
     random_state : int, RandomState or None, default=None
         Seeds the trees (identical results for any ``n_jobs``).
     n_jobs : int or None, default=None
@@ -67,8 +74,12 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         Trees, feature columns, Cholesky factor and weights.
     n_columns_ : int
         Number C of feature columns.
+    lifetime_ : float
+        λ used.
     intercept_ : float
         ȳ.
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box (identity when ``scale_features=False``).
     log_marginal_likelihood_ : float
     n_features_in_ : int
 
@@ -87,9 +98,10 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
 
     _parameters = {
         "n_estimators": Param(50, *COUNT),
-        "lifetime": Param(1.0, *FINITE_LIFETIME),
-        "alpha": Param(1e-4, *POSITIVE),
+        "lifetime": Param(None, None, *FINITE_LIFETIME),
+        "alpha": Param(1.0, *POSITIVE),
         "max_dense_features": Param(4096, *COUNT),
+        **SCALING,
         **RUNTIME,
     }
 
@@ -100,13 +112,14 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         check_target_scale(y)
-        X, y = as_core_array(X), as_core_array(y)
+        X, y = self._fit_unit_box(X), as_core_array(y)
+        self.lifetime_ = lifetime = self._lifetime(X)
         self.model_ = self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelRidge(
                 X,
                 y,
                 int(self.n_estimators),
-                float(self.lifetime),
+                lifetime,
                 float(self.alpha),
                 seed,
                 n_jobs,

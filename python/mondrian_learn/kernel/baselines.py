@@ -1,8 +1,8 @@
 """The peers the Mondrian kernel is compared with (Balog et al., UAI 2016, §6): random
 Fourier features and random binning for the Laplace kernel (Rahimi & Recht, NIPS 2007) and
 exact Laplace kernel ridge regression. Users comparing kernels need them; the experiments in
-``benches/experiments/`` use them. Like the Mondrian kernel estimators they do not scale X:
-``lifetime`` is in the units of X as given."""
+``benches/experiments/`` use them. Like every estimator of the package they map X to the unit
+box first unless ``scale_features=False``: ``lifetime`` means the same everywhere."""
 
 from __future__ import annotations
 
@@ -14,21 +14,23 @@ import scipy.sparse
 from scipy.spatial.distance import cdist
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, RegressorMixin, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import EstimatorBase, document, restore_on_failure
+from mondrian_learn._base import UnitBoxMixin, document, restore_on_failure
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     POSITIVE,
     RUNTIME,
+    SCALE_FEATURES_DOC,
+    SCALING,
     Param,
     check_memory,
     check_target_scale,
 )
 
 
-class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EstimatorBase):
+class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, UnitBoxMixin):
     """Random Fourier features of the Laplace kernel exp(−λ‖x − x'‖₁) (Rahimi & Recht 2007).
 
     The kernel is a product over dimensions of exp(−λ|δ_d|), whose Fourier transform is the
@@ -41,13 +43,16 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     n_components : int, default=50
         Number of frequencies M (2M dense features).
     lifetime : float, default=1.0
-        λ ≥ 0, the inverse kernel width, in the units of X.
+        λ ≥ 0, the inverse kernel width, in the units of the scaled features.
+    {SCALE_FEATURES_DOC}
     random_state : int, RandomState or None, default=None
         Seeds the random draws.
 
     Attributes
     ----------
     frequencies_ : ndarray of shape (n_features, n_components)
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box (identity when ``scale_features=False``).
     n_features_in_ : int
 
     Examples
@@ -59,9 +64,12 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     (3, 20)
     """
 
+    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
+
     _parameters = {
         "n_components": Param(50, *COUNT),
         "lifetime": Param(1.0, *FINITE_LIFETIME),
+        **SCALING,
         "random_state": RUNTIME["random_state"],
     }
 
@@ -71,7 +79,7 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         """Draw the frequencies."""
         self._validate_params()
         m, lifetime = int(self.n_components), float(self.lifetime)
-        X = validate_data(self, X, dtype=np.float64)
+        X = self._fit_unit_box(validate_data(self, X, dtype=np.float64))
         check_memory("n_components", m, 8.0 * m * (X.shape[1] + 2 * X.shape[0]), "ω and Z")
         rng = check_random_state(self.random_state)
         with np.errstate(over="ignore"):
@@ -91,8 +99,7 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     @document("X", returns="Z : ndarray of shape (n_samples, 2 * n_components)")
     def transform(self, X: Any) -> np.ndarray:
         """Features [cos(Xω), sin(Xω)] / √M."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._fitted_input(X)
         with np.errstate(over="ignore", invalid="ignore"):
             projection = X @ self.frequencies_
         if not np.all(np.isfinite(projection)):
@@ -104,13 +111,7 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return np.hstack([np.cos(projection), np.sin(projection)]) * scale
 
 
-def _row_keys(coordinates: np.ndarray) -> np.ndarray:
-    """Each integer row as one opaque, sortable value (its bytes)."""
-    rows = np.ascontiguousarray(coordinates)
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-
-
-class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EstimatorBase):
+class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, UnitBoxMixin):
     """Random binning features of the Laplace kernel (Rahimi & Recht 2007, §4).
 
     Each of M grids has, per dimension, a pitch δ_d ~ Gamma(2, scale 1/λ) and a shift
@@ -125,7 +126,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
     n_estimators : int, default=50
         Number of grids M.
     lifetime : float, default=1.0
-        λ ≥ 0, the inverse kernel width, in the units of X.
+        λ ≥ 0, the inverse kernel width, in the units of the scaled features.
+    {SCALE_FEATURES_DOC}
     random_state : int, RandomState or None, default=None
         Seeds the random draws.
 
@@ -134,6 +136,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
     pitch_, shift_ : ndarray of shape (n_estimators, n_features)
     n_columns_ : int
         Number of occupied bins over all grids.
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box (identity when ``scale_features=False``).
     n_features_in_ : int
 
     Examples
@@ -146,9 +150,12 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
     5
     """
 
+    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
+
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "lifetime": Param(1.0, *FINITE_LIFETIME),
+        **SCALING,
         "random_state": RUNTIME["random_state"],
     }
 
@@ -163,7 +170,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
                 "2^53, beyond which float64 cannot tell neighbouring bins apart; lower lifetime "
                 "or rescale X"
             )
-        return _row_keys(coordinates.astype(np.int64))
+        return coordinates.astype(np.int64)
 
     @restore_on_failure
     @document("X", "y ignored")
@@ -171,7 +178,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
         """Draw the grids and number the bins the training points occupy."""
         self._validate_params()
         m, lifetime = int(self.n_estimators), float(self.lifetime)
-        X = validate_data(self, X, dtype=np.float64)
+        X = self._fit_unit_box(validate_data(self, X, dtype=np.float64))
         check_memory(
             "n_estimators", m, 8.0 * m * (2 * X.shape[1] + 2 * X.shape[0]), "grids and bins"
         )
@@ -181,7 +188,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
         self.shift_ = rng.uniform(size=(m, X.shape[1])) * np.where(
             np.isfinite(self.pitch_), self.pitch_, 0.0
         )
-        self.bins_ = [np.unique(self._bins(X, k)) for k in range(m)]
+        self.bins_ = [np.unique(self._bins(X, k), axis=0) for k in range(m)]
         self.offsets_ = np.concatenate([[0], np.cumsum([len(b) for b in self.bins_])])
         self.n_columns_ = int(self.offsets_[-1])
         return self
@@ -194,13 +201,16 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
     @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
         """Indicator features of the occupied bins, 1/√M each."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._fitted_input(X)
         rows, cols = [], []
         for k, bins in enumerate(self.bins_):
-            keys = self._bins(X, k)
-            at = np.minimum(np.searchsorted(bins, keys), len(bins) - 1)
-            found = bins[at] == keys
+            # The distinct rows of [bins; X's bins] numbered together: a row of X whose
+            # number is a training bin's gets that bin's column.
+            _, number = np.unique(np.vstack([bins, self._bins(X, k)]), axis=0, return_inverse=True)
+            column = np.full(len(bins) + X.shape[0], -1)
+            column[number[: len(bins)]] = np.arange(len(bins))
+            at = column[number[len(bins) :]]
+            found = at >= 0
             rows.append(np.flatnonzero(found))
             cols.append(self.offsets_[k] + at[found])
         row, col = np.concatenate(rows), np.concatenate(cols)
@@ -208,28 +218,32 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, E
         return scipy.sparse.csr_matrix((values, (row, col)), shape=(X.shape[0], self.n_columns_))
 
 
-class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
+class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
     """Exact kernel ridge regression with the Laplace kernel exp(−λ‖x − x'‖₁), the limit the
     random features approximate: h = (K + αI)⁻¹(y − ȳ), predictions ȳ + K(x, X) h, as the
     Mondrian kernel paper's reference line (targets centred). O(N²) memory, O(N³) time.
 
     It is scikit-learn's ``KernelRidge(kernel="laplacian", gamma=lifetime, alpha=alpha)`` fitted
-    on ``y − ȳ`` with ȳ added back (tested equal to 1e-10); kept as a small class so that the
-    baselines share the Mondrian estimators' ``lifetime`` vocabulary and the centring the
-    paper's comparisons use.
+    on the scaled X and ``y − ȳ`` with ȳ added back (tested equal to 1e-10); kept as a small
+    class so that the baselines share the Mondrian estimators' ``lifetime`` vocabulary and
+    the centring the paper's comparisons use.
 
     Parameters
     ----------
     lifetime : float, default=1.0
-        λ ≥ 0, the inverse kernel width, in the units of X.
-    alpha : float, default=1e-4
-        Ridge penalty δ² > 0.
+        λ ≥ 0, the inverse kernel width, in the units of the scaled features.
+    alpha : float, default=1.0
+        Ridge penalty δ² > 0 (as in :class:`MondrianKernelRidge`).
+    {SCALE_FEATURES_DOC}
 
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,)
     X_fit_ : ndarray of shape (n_samples, n_features)
+        The training points, scaled.
     intercept_ : float
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box (identity when ``scale_features=False``).
     n_features_in_ : int
 
     Examples
@@ -237,14 +251,17 @@ class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
     >>> import numpy as np
     >>> from mondrian_learn.kernel.baselines import LaplaceKernelRidge
     >>> X = np.linspace(0, 1, 20)[:, None]; y = np.sin(3 * X[:, 0])
-    >>> model = LaplaceKernelRidge(lifetime=2.0).fit(X, y)
+    >>> model = LaplaceKernelRidge(lifetime=2.0, alpha=1e-4).fit(X, y)  # noiseless: interpolate
     >>> bool(np.abs(model.predict(X) - y).max() < 1e-2)
     True
     """
 
+    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
+
     _parameters = {
         "lifetime": Param(1.0, *FINITE_LIFETIME),
-        "alpha": Param(1e-4, *POSITIVE),
+        "alpha": Param(1.0, *POSITIVE),
+        **SCALING,
     }
 
     @restore_on_failure
@@ -255,6 +272,7 @@ class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
         lifetime, alpha = float(self.lifetime), float(self.alpha)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         check_target_scale(y)
+        X = self._fit_unit_box(X)
         gram = np.exp(-lifetime * cdist(X, X, "cityblock"))
         gram[np.diag_indices_from(gram)] += alpha
         self.intercept_ = float(y.mean())
@@ -266,7 +284,6 @@ class LaplaceKernelRidge(RegressorMixin, EstimatorBase):
     @document("X", returns="y_pred : ndarray of shape (n_samples,)")
     def predict(self, X: Any) -> np.ndarray:
         """ȳ + K(x, X_fit) h."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._fitted_input(X)
         cross = np.exp(-float(self.lifetime) * cdist(X, self.X_fit_, "cityblock"))
         return self.intercept_ + cross @ self.dual_coef_

@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 
 from mondrian_learn._base import EstimatorBase
 from mondrian_learn._progress import StageTimer
-from mondrian_learn._validation import RUNTIME
+from mondrian_learn._validation import RUNTIME, SCALING
 from mondrian_learn.partition._kernel import RandomPartitionKernel
 from mondrian_learn.partition._samplers import SAMPLING
 
@@ -21,15 +21,16 @@ class PartitionKernelEstimator(EstimatorBase):
 
     Parameters
     ----------
-    sampler, n_partitions, n_jobs
-        As for :class:`RandomPartitionKernel`.
+    sampler, n_partitions, scale_features, n_jobs
+        As for :class:`RandomPartitionKernel` (the kernel scales the features: lifetimes
+        are in the units of the unit box unless ``scale_features=False``).
     random_state : int, RandomState or None
         Seeds the kernel, then whatever the estimator draws itself.
     verbose : int
         Report each stage of the fit with its time.
     """
 
-    _parameters = {**SAMPLING, **RUNTIME}
+    _parameters = {**SAMPLING, **SCALING, **RUNTIME}
 
     def _sample_kernel(self, X: np.ndarray, y: Any) -> tuple[np.random.RandomState, StageTimer]:
         """Sample ``kernel_`` on ``X`` (and ``y``, for supervised samplers).
@@ -40,7 +41,23 @@ class PartitionKernelEstimator(EstimatorBase):
         stages = StageTimer(self.verbose, type(self).__name__)
         # A seed for the kernel, usable as its random_state.
         seed = int(rng.randint(0, 2**32 - 1, dtype=np.int64))
-        kernel = RandomPartitionKernel(self.sampler, self.n_partitions, seed, self.n_jobs)
+        kernel = RandomPartitionKernel(
+            self.sampler,
+            self.n_partitions,
+            scale_features=self.scale_features,
+            random_state=seed,
+            n_jobs=self.n_jobs,
+        )
         self.kernel_ = kernel.fit(X, y)
         stages.done(f"sampled {self.n_partitions} partitions")
         return rng, stages
+
+    @property
+    def data_min_(self) -> np.ndarray:
+        """Offset of the kernel's map to the unit box (zeros when ``scale_features=False``)."""
+        return self.kernel_.data_min_
+
+    @property
+    def data_scale_(self) -> np.ndarray:
+        """Scale of the kernel's map to the unit box (ones when ``scale_features=False``)."""
+        return self.kernel_.data_scale_

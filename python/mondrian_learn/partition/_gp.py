@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import document, restore_on_failure
@@ -15,8 +16,11 @@ from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
     RUNTIME,
+    SCALING,
     Integer,
     Param,
+    check_memory,
+    check_parameter,
     check_target_scale,
     draw_seed,
 )
@@ -74,7 +78,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         error).
     lanczos_steps : int, default=60
         Lanczos steps per probe (at most N are run: Lanczos is exact after N steps).
-    random_state, n_jobs
+    scale_features, random_state, n_jobs
         As for :class:`RandomPartitionKernel`; results are identical for any ``n_jobs``.
     verbose : int, default=0
         Report each stage of the fit (sampling, solves) with its time on stderr.
@@ -111,6 +115,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         "max_iter": Param(1000, *COUNT),
         "n_probes": Param(16, Integer(low=2)),
         "lanczos_steps": Param(60, *COUNT),
+        **SCALING,
         **RUNTIME,
     }
 
@@ -168,8 +173,9 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
             self.log_marginal_likelihood_std_ = 0.5 * likelihood.logdet(noise / signal)[1]
         return self
 
-    def predict(self, X: Any, return_std: bool = False) -> Any:
-        """Posterior predictive mean (and standard deviation of a new noisy target).
+    def predict(self, X: Any, return_std: bool = False, return_cov: bool = False) -> Any:
+        """Posterior predictive mean (and standard deviation or covariance of new noisy
+        targets).
 
         Parameters
         ----------
@@ -178,6 +184,15 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         return_std : bool, default=False
             Also return ``sqrt(s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*)``: one CG solve per point,
             64 at a time.
+        return_cov : bool, default=False
+            Also return the joint covariance ``s K̂** + σ² I − s² K̂*ᵀ (s K̂ + σ² I)⁻¹ K̂*``
+            (the same CG solves; O(n_samples · N) memory). Between two new points K̂** is the
+            fraction of partitions that put both in the cluster of the same training points,
+            weighted as in ``kernel_.features`` (``φ(x)·φ(x')``); a point alone in a cluster
+            (no training point, or separated by the conditional Mondrian) is counted as
+            alone among the new points too, so K̂** = φφᵀ + diag(1 − ‖φ‖²): positive
+            semi-definite, diagonal 1 as for ``return_std``, and a lower bound of the
+            co-occurrence of two new points that may share a cluster no training point is in.
 
         Returns
         -------
@@ -185,17 +200,31 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
             Posterior predictive means.
         std : ndarray of shape (n_samples,)
             Predictive standard deviations; only when ``return_std``.
+        cov : ndarray of shape (n_samples, n_samples)
+            Predictive covariance; only when ``return_cov``.
         """
+        if return_std and return_cov:
+            raise ValueError("at most one of return_std and return_cov can be requested")
         X = self._fitted_input(X)
         kernel, s, noise = self.kernel_, self.signal_variance_, self.noise_variance_
         labels, weights = kernel.assign(X)
         threads = self._threads()
         dual = np.ascontiguousarray(self.dual_coef_.reshape(-1, 1))
         mean = self.y_mean_ + s * kernel.model_.cross_matmul(labels, weights, dual, threads)[:, 0]
-        if not return_std:
+        if not (return_std or return_cov):
             return mean
-        var = np.empty(X.shape[0])
-        for start in range(0, X.shape[0], 64):
+        n, n_train = X.shape[0], kernel.n_points_
+        if return_cov:
+            check_memory(
+                "X",
+                n,
+                8.0 * n * (2 * n_train + n),
+                "return_cov holds k* and (s K̂ + σ² I)⁻¹ k* for every point, and the covariance",
+            )
+        var = np.empty(n)
+        explained = np.empty((n, n)) if return_cov else None
+        k_blocks = []
+        for start in range(0, n, 64):
             part = slice(start, start + 64)
             w = None if weights is None else np.ascontiguousarray(weights[:, part])
             k_star = s * kernel.model_.cross_columns(
@@ -209,4 +238,40 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
                     stacklevel=2,
                 )
             var[part] = s + noise - np.einsum("ij,ij->j", k_star, z)
-        return mean, np.sqrt(np.maximum(var, noise))
+            if explained is not None:
+                k_blocks.append((part, k_star, z))
+        if explained is None:
+            return mean, np.sqrt(np.maximum(var, noise))
+        for part, _, z in k_blocks:
+            for other, k_other, _ in k_blocks:
+                explained[part, other] = z.T @ k_other
+        features = kernel.features(X)
+        prior = np.asarray((features @ features.T).todense())
+        prior[np.diag_indices(n)] = 1.0
+        cov = s * prior - 0.5 * (explained + explained.T)
+        cov[np.diag_indices(n)] = np.maximum(var, noise)
+        return mean, cov
+
+    def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> np.ndarray:
+        """Draw new noisy targets at ``X`` jointly from the posterior predictive
+        N(mean, cov) of ``predict(X, return_cov=True)``, as scikit-learn's
+        ``GaussianProcessRegressor.sample_y`` does (``rng.multivariate_normal``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+            Points (finite values).
+        n_samples : int, default=1
+            Draws per point.
+        random_state : int, RandomState or None, default=0
+            Seeds the draws.
+
+        Returns
+        -------
+        y_samples : ndarray of shape (n_samples_X, n_samples)
+            One column per draw.
+        """
+        check_parameter("n_samples", n_samples, COUNT)
+        mean, cov = self.predict(X, return_cov=True)
+        rng = check_random_state(random_state)
+        return rng.multivariate_normal(mean, cov, int(n_samples)).T

@@ -9,12 +9,14 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, document, restore_on_failure
+from mondrian_learn._base import UnitBoxMixin, document, restore_on_failure
 from mondrian_learn._progress import StageTimer
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
     RUNTIME,
+    SCALE_FEATURES_DOC,
+    SCALING,
     Options,
     as_core_array,
     check_memory,
@@ -45,7 +47,7 @@ def as_block(V: Any, n: int, name: str = "V") -> tuple[np.ndarray, bool]:
     return as_core_array(V), vector
 
 
-class RandomPartitionKernel(EstimatorBase):
+class RandomPartitionKernel(UnitBoxMixin):
     """``k̂(a, b)``: the fraction of ``m`` random partitions that put ``a`` and ``b`` in the
     same cluster (Davies & Ghahramani 2014, eq. 4–5), never formed as a matrix.
 
@@ -63,6 +65,8 @@ default="mondrian"
         :class:`CallablePartitions`, or a bare callable ``f(X, y, rng) -> rule``.
     n_partitions : int, default=100
         m.
+    {SCALE_FEATURES_DOC}
+        Samplers see the scaled points (a callable sampler too).
     random_state : int, RandomState or None, default=None
         Partition ρ draws from a stream derived from ``(seed, ρ)``.
     n_jobs : int or None, default=None
@@ -76,6 +80,8 @@ default="mondrian"
         The labels and the rule for new points, held by Rust.
     n_clusters_ : ndarray of shape (n_partitions,)
         Clusters per partition.
+    data_min_, data_scale_ : ndarray of shape (n_features,)
+        The map to the unit box (identity when ``scale_features=False``).
     n_features_in_ : int
 
     Examples
@@ -90,7 +96,9 @@ default="mondrian"
     True
     """
 
-    _parameters = {**SAMPLING, **RUNTIME}
+    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
+
+    _parameters = {**SAMPLING, **SCALING, **RUNTIME}
 
     @restore_on_failure
     @document("X", "y or None")
@@ -111,7 +119,7 @@ default="mondrian"
             "a 4-byte cluster label per point and partition",
         )
         seed = draw_seed(self.random_state)
-        X = as_core_array(X)
+        X = self._fit_unit_box(X)
         for name in ("rules_", "uniques_"):  # from an earlier fit with a callable sampler
             self.__dict__.pop(name, None)
         if isinstance(sampler, CallablePartitions):

@@ -12,7 +12,7 @@ from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure
-from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, Integer, Param, draw_seed
+from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, SCALING, Integer, Param, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._samplers import SAMPLING
 
@@ -47,7 +47,7 @@ class PartitionKernelPCA(
         An eigenpair has converged when its residual ``‖K̃u − λu‖ ≤ tol · λ_1``.
     max_restarts : int, default=50
         Most restarts of the block Lanczos iteration.
-    random_state, n_jobs
+    scale_features, random_state, n_jobs
         As for :class:`RandomPartitionKernel`; results are identical for any ``n_jobs``.
     verbose : int, default=0
         Report each stage of the fit (sampling, solves) with its time on stderr.
@@ -86,6 +86,7 @@ class PartitionKernelPCA(
         "krylov_depth": Param(6, *COUNT),
         "tol": Param(1e-6, *POSITIVE),
         "max_restarts": Param(50, Integer(low=0)),
+        **SCALING,
         **RUNTIME,
     }
 

@@ -52,8 +52,8 @@ class MondrianPartitions(EstimatorBase):
     Parameters
     ----------
     lifetime : float, default=1.0
-        λ ≥ 0 (finite), in the units of ``X`` as given: this sampler does not scale features
-        (scale them first: the kernel uses the L1 distance).
+        λ ≥ 0 (finite), in the units of the points the kernel samples on: the unit box
+        unless the estimator has ``scale_features=False``.
     """
 
     _parameters = {"lifetime": Param(1.0, *FINITE_LIFETIME)}

@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import document, restore_on_failure
-from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, Options, Param, draw_seed
+from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, SCALING, Options, Param, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._samplers import SAMPLING
 
@@ -39,7 +39,7 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         As scikit-learn's ``LinearSVC``.
     tol : float, default=1e-4
         As scikit-learn's ``LinearSVC``.
-    random_state, n_jobs
+    scale_features, random_state, n_jobs
         As for :class:`RandomPartitionKernel`.
     verbose : int, default=0
         Report each stage of the fit (sampling, the linear SVM) with its time on stderr.
@@ -69,6 +69,7 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         "loss": Param("squared_hinge", Options({"hinge", "squared_hinge"})),
         "max_iter": Param(1000, *COUNT),
         "tol": Param(1e-4, *POSITIVE),
+        **SCALING,
         **RUNTIME,
     }
 

@@ -1,6 +1,8 @@
 //! The map of input points to the unit box by the range of the first training points, as the
 //! AISTATS 2016 paper scales features to [0, 1]^D; lifetimes, γ₂ and node boxes are then in
-//! those units. Later points may fall outside [0, 1]: the trees extend to them.
+//! those units. Later points may fall outside [0, 1]: the trees extend to them. Every
+//! estimator takes its lifetimes in these units by default (`scale_features`): the forests
+//! map inside the core, the kernel and partition estimators through [`InputMap::map`].
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -70,6 +72,14 @@ impl InputMap {
             let mapped = row.iter().zip(&self.offset).zip(&self.scale);
             out.extend(mapped.map(|((v, o), s)| (v - o) / s));
         }
+    }
+
+    /// The images of `rows` (row-major, finite), or an error if one overflows float64.
+    pub fn map(&self, rows: &[f64]) -> Result<Vec<f64>> {
+        self.check(rows)?;
+        let mut out = Vec::with_capacity(rows.len());
+        self.map_into(rows, &mut out);
+        Ok(out)
     }
 
     /// Checks a deserialised map for `d` features.
