@@ -16,6 +16,7 @@ from mondrian_learn._validation import (
     Param,
     as_core_array,
     check_parameters,
+    check_sample_weight,
     is_core_ready,
     resolve_n_jobs,
 )
@@ -51,6 +52,11 @@ ARGUMENTS = {
     "X": "X : array-like of shape (n_samples, n_features)\n    Points (finite values).",
     "y": "y : array-like of shape (n_samples,)\n    Targets of the points.",
     "y ignored": "y : None\n    Ignored; present for scikit-learn's API.",
+    "sample_weight": (
+        "sample_weight : float or array-like of shape (n_samples,), default=None\n"
+        "    Row weights (non-negative): a weight multiplies the row's likelihood precision, "
+        "an\n    integer weight is the row repeated, a zero weight removes it. None: all 1."
+    ),
     "y or None": (
         "y : array-like of shape (n_samples,) or None\n"
         "    Only used by supervised samplers (Random Forest)."
@@ -186,11 +192,23 @@ class OnlineMixin(EstimatorBase):
         The first call on an unfitted estimator is ``fit``. Inputs already in the core's
         layout (C-ordered float64 ndarrays) skip scikit-learn's checks, which cost far more
         than a small update; the core itself rejects NaN/inf with a ``ValueError``."""
+        return self._update(X, y)
+
+    def _update(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        """``partial_fit``'s work, with row weights for the models that take them."""
         if not hasattr(self, "model_"):
-            return self.fit(X, y)
+            return self.fit(
+                X, y, **({} if sample_weight is None else {"sample_weight": sample_weight})
+            )
         if not is_core_ready(X, y, self.n_features_in_) or hasattr(self, "feature_names_in_"):
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
-        self.model_.partial_fit(self._core_input(X), as_core_array(y), self._threads())
+        if sample_weight is None:
+            self.model_.partial_fit(self._core_input(X), as_core_array(y), self._threads())
+            return self
+        weights, keep = check_sample_weight(sample_weight, len(X))
+        if weights is not None and len(weights):
+            X, y = self._core_input(np.asarray(X)[keep]), as_core_array(np.asarray(y)[keep])
+            self.model_.partial_fit(X, y, self._threads(), weights)
         return self
 
     def _core_input(self, X: np.ndarray) -> np.ndarray:

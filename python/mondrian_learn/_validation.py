@@ -306,6 +306,27 @@ def check_target_scale(y: np.ndarray) -> None:
         raise ValueError("y is too large: the variance of the targets overflows float64; rescale y")
 
 
+def check_sample_weight(sample_weight: Any, n_rows: int) -> tuple[np.ndarray | None, Any]:
+    """``sample_weight`` (None, a number or n_rows values) checked: finite, non-negative, not
+    all zero. Returns the positive weights and the rows to keep — a zero weight removes its
+    row, as scikit-learn's weight semantics ask — or ``(None, slice(None))`` for None."""
+    if sample_weight is None:
+        return None, slice(None)
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.ndim == 0:
+        weights = np.full(n_rows, float(weights))
+    if weights.shape != (n_rows,):
+        raise ValueError(
+            f"sample_weight must be a number or have shape ({n_rows},), got {weights.shape}"
+        )
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError("sample_weight must hold finite, non-negative values")
+    keep = weights > 0
+    if n_rows and not keep.any():
+        raise ValueError("sample_weight is zero for every row: nothing to fit")
+    return as_core_array(weights[keep]), keep
+
+
 @functools.cache
 def physical_memory() -> int:
     """Bytes of physical memory on this machine (read once)."""

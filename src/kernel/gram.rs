@@ -30,13 +30,15 @@ pub(crate) fn row_columns(
     out
 }
 
-/// Lower triangle of ΦᵀΦ + αI, row-packed. Tree t's columns form a band of rows, filled by
-/// one task from the rows' column lists, so the sums are exact counts in a fixed order.
+/// Lower triangle of ΦᵀWΦ + αI, row-packed (W the row weights, the identity when None).
+/// Tree t's columns form a band of rows, filled by one task from the rows' column lists, so
+/// the sums are exact (counts without weights) in a fixed order.
 pub(crate) fn gram_packed(
     map: &FeatureMap,
     cols: &[u32],
     m: usize,
     alpha: f64,
+    weights: Option<&[f64]>,
     pool: &ThreadPool,
 ) -> Vec<f64> {
     let c = map.n_columns();
@@ -61,11 +63,12 @@ pub(crate) fn gram_packed(
     pool.install(|| {
         bands.par_iter_mut().for_each(|(t, band)| {
             let base = offset(first[*t]);
-            for row in cols.chunks_exact(m) {
+            for (i, row) in cols.chunks_exact(m).enumerate() {
                 let ct = row[*t] as usize;
                 let start = offset(ct) - base;
+                let weight = weights.map_or(1.0, |w| w[i]);
                 for &other in &row[..=*t] {
-                    band[start + other as usize] += 1.0;
+                    band[start + other as usize] += weight;
                 }
             }
             for col in first[*t]..first[*t + 1] {

@@ -12,21 +12,27 @@
 use super::features::{is_pruned_leaf, NO_COLUMN};
 use super::ridge::KernelRidge;
 use crate::error::{Error, Result};
-use crate::forest::data::check_targets;
+use crate::forest::data::{check_targets, check_weights};
 use crate::mondrian::policy::PureMondrian;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
 
 impl KernelRidge {
-    /// Adds the rows of `x` with targets `y`: extends the trees, appends the new leaves as
-    /// columns and updates the factor by one rank-one update per row.
+    /// Adds the rows of `x` with targets `y` (and weights, module docs of `ridge`): extends
+    /// the trees, appends the new leaves as columns and updates the factor by one rank-one
+    /// update per row (of √v_i φ_i).
     pub fn partial_fit(
         &mut self,
         x: &ArrayView2<f64>,
         y: &ArrayView1<f64>,
+        weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,
     ) -> Result<()> {
         check_targets(x.nrows(), y)?;
+        if let Some(w) = weights {
+            check_weights(x.nrows(), w)?;
+        }
+        let weight = |k: usize| weights.map_or(1.0, |w| w[k]);
         let rows = self.forest.add_online_points(x)?;
         // The features need no per-leaf statistics: the changed leaves are not needed.
         self.forest.extend(rows.clone(), &PureMondrian, pool);
@@ -58,18 +64,21 @@ impl KernelRidge {
         let c = self.map.n_columns();
         let mut phi = vec![0.0; c];
         let mut rotations = Vec::new();
-        for (row, &yi) in new_cols.chunks_exact(m).zip(y.iter()) {
+        for (k, (row, &yi)) in new_cols.chunks_exact(m).zip(y.iter()).enumerate() {
+            let vi = weight(k);
             for &col in row {
-                phi[col as usize] = scale;
-                self.phi_t_y[col as usize] += yi * scale;
-                self.column_mass[col as usize] += scale;
+                phi[col as usize] = scale * vi.sqrt();
+                self.phi_t_y[col as usize] += vi * yi * scale;
+                self.column_mass[col as usize] += vi * scale;
             }
             self.factor.rank_one_update(&phi, &mut rotations);
             for &col in row {
                 phi[col as usize] = 0.0;
             }
-            self.sum_y += yi;
-            self.sum_y2 += yi * yi;
+            self.sum_w += vi;
+            self.sum_log_w += vi.ln();
+            self.sum_y += vi * yi;
+            self.sum_y2 += vi * yi * yi;
         }
         self.n_rows += rows.len();
         self.solve();
@@ -126,7 +135,7 @@ mod tests {
                 KernelRidge::from_forest(f, lifetime, 1e-2, &y.slice(s![..40]), &p).expect("fit");
             for (a, b) in [(40, 41), (41, 90), (90, 150)] {
                 model
-                    .partial_fit(&x.slice(s![a..b, ..]), &y.slice(s![a..b]), &p)
+                    .partial_fit(&x.slice(s![a..b, ..]), &y.slice(s![a..b]), None, &p)
                     .expect("update");
             }
             let batch =
@@ -168,7 +177,7 @@ mod tests {
         assert_eq!(model.n_columns(), 4);
         let (x1, y1) = regression_data(30, 2, 12);
         model
-            .partial_fit(&x1.view(), &y1.view(), &p)
+            .partial_fit(&x1.view(), &y1.view(), None, &p)
             .expect("update");
         assert!(model.n_columns() > 4);
         let y_all = ndarray::concatenate![ndarray::Axis(0), y0, y1];
@@ -197,11 +206,11 @@ mod tests {
         let before = streamed.retained_bytes();
         for i in 0..200 {
             let (xi, yi) = (xs.slice(s![i..i + 1, ..]), ys.slice(s![i..i + 1]));
-            streamed.partial_fit(&xi, &yi, &p).expect("update");
+            streamed.partial_fit(&xi, &yi, None, &p).expect("update");
         }
         let mut batched = fitted();
         batched
-            .partial_fit(&xs.view(), &ys.view(), &p)
+            .partial_fit(&xs.view(), &ys.view(), None, &p)
             .expect("update");
         assert_eq!(streamed.n_columns(), batched.n_columns());
         assert_eq!(streamed.retained_bytes(), batched.retained_bytes());

@@ -7,11 +7,15 @@
 //! likelihood value σ̂² = (‖y − ȳ‖² − ‖z‖²)/N, z = L⁻¹Φᵀ(y − ȳ), and
 //! det(ΦΦᵀ + αI_N) = α^(N−C) det A:
 //!   log p = −N/2 · log(2π σ̂²) − N/2 + C/2 · log α − 1/2 · log det A.
+//!
+//! Row weights v_i (`sample_weight`) make row i's noise σ²/v_i — an integer weight is the row
+//! repeated — so everything above holds for √V y and √V Φ: A = ΦᵀVΦ + αI, ȳ the weighted
+//! mean, ‖y − ȳ‖² weighted, and log p gains the Jacobian 1/2 Σ log v_i.
 
 use super::features::{transform, FeatureMap};
 use super::gram::{gram_packed, row_columns};
 use crate::error::{Error, Result};
-use crate::forest::data::check_targets;
+use crate::forest::data::{check_targets, check_weights};
 use crate::forest::MondrianForest;
 use crate::linalg::cholesky::Cholesky;
 use crate::linalg::dot;
@@ -31,10 +35,13 @@ pub struct KernelRidge {
     /// A training row of each column (online updates find the column's node again by it).
     pub(crate) representative: Vec<u32>,
     pub(crate) factor: Cholesky,
-    /// Σ y_i / √M over each column's rows, and Σ 1/√M.
+    /// Σ v_i y_i / √M over each column's rows, and Σ v_i / √M.
     pub(crate) phi_t_y: Vec<f64>,
     pub(crate) column_mass: Vec<f64>,
     pub(crate) n_rows: usize,
+    /// Σ v_i, Σ log v_i, Σ v_i y_i and Σ v_i y_i² over the rows (v_i = 1 without weights).
+    pub(crate) sum_w: f64,
+    pub(crate) sum_log_w: f64,
     pub(crate) sum_y: f64,
     pub(crate) sum_y2: f64,
     /// z = L⁻¹ Φᵀ(y − ȳ) and w = L⁻ᵀ z.
@@ -73,8 +80,28 @@ impl KernelRidge {
         y: &ArrayView1<f64>,
         pool: &ThreadPool,
     ) -> Result<Self> {
+        Self::from_forest_weighted(forest, lifetime, alpha, y, None, pool)
+    }
+
+    /// [`Self::from_forest`] with row weights (module docs; None: all 1).
+    pub fn from_forest_weighted(
+        forest: MondrianForest,
+        lifetime: f64,
+        alpha: f64,
+        y: &ArrayView1<f64>,
+        weights: Option<&ArrayView1<f64>>,
+        pool: &ThreadPool,
+    ) -> Result<Self> {
         forest.check_fitted()?;
         check_targets(forest.n_rows(), y)?;
+        let weights: Option<Vec<f64>> = match weights {
+            Some(w) => {
+                check_weights(forest.n_rows(), w)?;
+                Some(w.to_vec())
+            }
+            None => None,
+        };
+        let weight = |i: usize| weights.as_ref().map_or(1.0, |w| w[i]);
         if lifetime > forest.params.lifetime {
             return Err(Error::InvalidParameter {
                 name: "lifetime",
@@ -87,7 +114,7 @@ impl KernelRidge {
         let map = FeatureMap::new(&forest.trees, lifetime)?;
         let (n, m, c) = (forest.n_rows(), forest.trees.len(), map.n_columns());
         let cols = row_columns(&forest, &map, pool);
-        let packed = gram_packed(&map, &cols, m, alpha, pool);
+        let packed = gram_packed(&map, &cols, m, alpha, weights.as_deref(), pool);
         let factor = Cholesky::factor(packed, c, Some(pool))?;
         let scale = 1.0 / (m as f64).sqrt();
         let mut representative = vec![0u32; c];
@@ -96,10 +123,20 @@ impl KernelRidge {
         for (i, row) in cols.chunks_exact(m).enumerate().rev() {
             for &col in row {
                 representative[col as usize] = i as u32;
-                phi_t_y[col as usize] += y[i] * scale;
-                column_mass[col as usize] += scale;
+                phi_t_y[col as usize] += weight(i) * y[i] * scale;
+                column_mass[col as usize] += weight(i) * scale;
             }
         }
+        // Without weights, the sums as ndarray forms them (the unweighted model's bits).
+        let (sum_w, sum_log_w, sum_y, sum_y2) = match &weights {
+            None => (n as f64, 0.0, y.sum(), y.iter().map(|v| v * v).sum()),
+            Some(w) => (
+                w.iter().sum(),
+                w.iter().map(|v| v.ln()).sum(),
+                (0..n).map(|i| w[i] * y[i]).sum(),
+                (0..n).map(|i| w[i] * y[i] * y[i]).sum(),
+            ),
+        };
         let mut model = Self {
             forest,
             alpha,
@@ -109,8 +146,10 @@ impl KernelRidge {
             phi_t_y,
             column_mass,
             n_rows: n,
-            sum_y: y.sum(),
-            sum_y2: y.iter().map(|v| v * v).sum(),
+            sum_w,
+            sum_log_w,
+            sum_y,
+            sum_y2,
             z: Vec::new(),
             weights: Vec::new(),
         };
@@ -137,12 +176,12 @@ impl KernelRidge {
         self.map.lifetime
     }
 
-    /// ȳ, added to every prediction.
+    /// ȳ (weighted), added to every prediction.
     pub fn intercept(&self) -> f64 {
         if self.n_rows == 0 {
             0.0
         } else {
-            self.sum_y / self.n_rows as f64
+            self.sum_y / self.sum_w
         }
     }
 
@@ -163,17 +202,18 @@ impl KernelRidge {
 
     /// The log marginal likelihood with the noise variance profiled out (module docs).
     pub fn log_marginal_likelihood(&self) -> f64 {
-        log_evidence(
-            self.n_rows,
-            self.centred_square_sum(),
-            dot(&self.z, &self.z),
-            self.n_columns(),
-            self.alpha,
-            self.log_det(),
-        )
+        0.5 * self.sum_log_w
+            + log_evidence(
+                self.n_rows,
+                self.centred_square_sum(),
+                dot(&self.z, &self.z),
+                self.n_columns(),
+                self.alpha,
+                self.log_det(),
+            )
     }
 
-    /// ‖y − ȳ‖².
+    /// ‖y − ȳ‖² (weighted).
     pub fn centred_square_sum(&self) -> f64 {
         (self.sum_y2 - self.sum_y * self.intercept()).max(0.0)
     }
@@ -263,6 +303,9 @@ impl KernelRidge {
         let c = self.map.n_columns();
         self.forest.is_consistent()
             && self.forest.n_rows() == self.n_rows
+            && self.sum_w.is_finite()
+            && (self.sum_w > 0.0 || self.n_rows == 0)
+            && self.sum_log_w.is_finite()
             && self.map.is_consistent(&self.forest.trees)
             && self.map.lifetime <= self.forest.params.lifetime
             && self.factor.dim() == c
@@ -325,5 +368,34 @@ mod tests {
             .map(|i| mean + (0..c).map(|j| phi[i * c + j] * w[j]).sum::<f64>())
             .collect();
         assert_rel(pred.as_slice().expect("contiguous"), &direct, 1e-9);
+    }
+
+    #[test]
+    fn a_constant_weight_is_a_rescaled_penalty() {
+        // (ΦᵀcΦ + αI) w = cΦᵀ(y − ȳ) is the unweighted ridge with penalty α/c; the evidence
+        // gains N/2 log c from the Jacobian and loses it in σ̂² (which is c times larger).
+        let (x, y) = regression_data(60, 2, 3);
+        let p = pool(1).expect("pool");
+        let f = kernel_forest(&x, 3, 3.0, 5);
+        let weights = ndarray::Array1::from_elem(60, 4.0);
+        let weighted = KernelRidge::from_forest_weighted(
+            f.clone(),
+            3.0,
+            1e-2,
+            &y.view(),
+            Some(&weights.view()),
+            &p,
+        )
+        .expect("fit");
+        let plain = KernelRidge::from_forest(f, 3.0, 1e-2 / 4.0, &y.view(), &p).expect("fit");
+        assert_rel(weighted.weights().0, plain.weights().0, 1e-9);
+        assert!((weighted.intercept() - plain.intercept()).abs() < 1e-12);
+        assert!((weighted.noise_variance() - 4.0 * plain.noise_variance()).abs() < 1e-9);
+        let bad = ndarray::Array1::from_elem(60, 0.0);
+        let f = kernel_forest(&x, 3, 3.0, 5);
+        assert!(
+            KernelRidge::from_forest_weighted(f, 3.0, 1.0, &y.view(), Some(&bad.view()), &p)
+                .is_err()
+        );
     }
 }

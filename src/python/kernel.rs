@@ -206,9 +206,10 @@ pub struct KernelRidge {
 
 #[pymethods]
 impl KernelRidge {
-    /// Samples `n_trees` trees with lifetime `lifetime` on `x` and fits the ridge weights.
+    /// Samples `n_trees` trees with lifetime `lifetime` on `x` and fits the ridge weights
+    /// (rows weighted by `weights` when given).
     #[new]
-    #[pyo3(signature = (x, y, n_trees, lifetime, alpha, seed, n_jobs, slice, progress=None, max_columns=usize::MAX))]
+    #[pyo3(signature = (x, y, n_trees, lifetime, alpha, seed, n_jobs, slice, progress=None, max_columns=usize::MAX, weights=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -222,31 +223,46 @@ impl KernelRidge {
         slice: usize,
         progress: Option<Py<PyAny>>,
         max_columns: usize,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<Self> {
         let (x, y) = (x.as_array(), y.as_array());
+        let weights = weights.as_ref().map(|w| w.as_array());
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
             crate::forest::data::check_targets(x.nrows(), &y)?;
+            if let Some(w) = &weights {
+                crate::forest::data::check_weights(x.nrows(), w)?;
+            }
             let how = call.growing(n_trees, slice);
             let forest = grow_forest(&x, lifetime, seed, &how, |done| {
                 call.notify(&progress, &[done])
             })?;
             CoreRidge::check_size(&forest, max_columns)?;
-            CoreRidge::from_forest(forest, lifetime, alpha, &y, call.pool)
+            CoreRidge::from_forest_weighted(
+                forest,
+                lifetime,
+                alpha,
+                &y,
+                weights.as_ref(),
+                call.pool,
+            )
         })?;
         Ok(Self { inner })
     }
 
     /// Online update (conditional Mondrian extension, new columns, rank-one updates).
+    #[pyo3(signature = (x, y, n_jobs, weights=None))]
     fn partial_fit(
         &self,
         py: Python<'_>,
         x: PyReadonlyArray2<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         n_jobs: usize,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
         let (x, y) = (x.as_array(), y.as_array());
+        let weights = weights.as_ref().map(|w| w.as_array());
         self.inner.write(py, n_jobs, Length::Short, |m, call| {
-            m.partial_fit(&x, &y, call.pool)
+            m.partial_fit(&x, &y, weights.as_ref(), call.pool)
         })
     }
 

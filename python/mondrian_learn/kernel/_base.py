@@ -77,9 +77,9 @@ TREE_PARAMETERS = """
     lifetime : float or None, default=None
         Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of the scaled
         features (the unit box unless ``scale_features=False``). None: the λ at which a
-        Mondrian process on the training data's box has 128 expected cells per tree (at most
-        N), Π_d (1 + λ r_d) = min(128, N) — about as many feature columns in any dimension
-        (``lifetime_``)."""
+        Mondrian process on the training data's box has 128 expected cells per tree,
+        Π_d (1 + λ r_d) = 128 — about as many feature columns in any dimension, and the same
+        λ for a row weighted k and the row repeated k times (``lifetime_``)."""
 
 
 class MondrianKernelBase(UnitBoxMixin):
@@ -90,7 +90,7 @@ class MondrianKernelBase(UnitBoxMixin):
     def _lifetime(self, X: np.ndarray) -> float:
         """The lifetime to sample with on the (scaled) training points ``X``."""
         if self.lifetime is None:
-            return lifetime_for_cells(X, min(DEFAULT_CELLS, X.shape[0]))
+            return lifetime_for_cells(X, DEFAULT_CELLS)
         return float(self.lifetime)
 
     def _sample_trees(self, make: Callable[[int, int, int, Any], T], n_rows: int) -> T:

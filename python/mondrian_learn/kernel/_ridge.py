@@ -20,6 +20,7 @@ from mondrian_learn._validation import (
     SCALING,
     Param,
     as_core_array,
+    check_sample_weight,
     check_target_scale,
 )
 from mondrian_learn.kernel._base import (
@@ -36,7 +37,9 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     Primal ridge / Bayesian linear regression (Balog et al., UAI 2016, §4): with Φ the N × C
     feature matrix and ȳ the mean target, the weights solve (ΦᵀΦ + αI) w = Φᵀ(y − ȳ) by a
     Cholesky factor of the C × C matrix, the only C × C object kept; predictions are
-    ȳ + φ(x)·w. ``partial_fit`` extends the trees by the conditional Mondrian (§5): new leaves
+    ȳ + φ(x)·w. With ``sample_weight`` v, row i's noise is σ²/v_i (an integer weight is the
+    row repeated): A = ΦᵀVΦ + αI, ȳ the weighted mean, and the evidence gains ½ Σ log v_i.
+    ``partial_fit`` extends the trees by the conditional Mondrian (§5): new leaves
     become new columns, zero for the old rows, and each new row is a rank-one update of the
     factor, so the result equals a batch fit on the same trees.
 
@@ -106,11 +109,14 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     }
 
     @restore_on_failure
-    @document("X", "y")
-    def fit(self, X: Any, y: Any) -> MondrianKernelRidge:
-        """Sample the trees on ``X`` and solve for the weights."""
+    @document("X", "y", "sample_weight")
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MondrianKernelRidge:
+        """Sample the trees on ``X`` (the rows of positive weight) and solve for the weights
+        (rows weighted: A = ΦᵀVΦ + αI, ȳ the weighted mean; class notes)."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        weights, keep = check_sample_weight(sample_weight, X.shape[0])
+        X, y = X[keep], y[keep]
         check_target_scale(y)
         X, y = self._fit_unit_box(X), as_core_array(y)
         self.lifetime_ = lifetime = self._lifetime(X)
@@ -126,10 +132,20 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
                 slice_size,
                 progress,
                 int(self.max_dense_features),
+                weights,
             ),
             X.shape[0],
         )
         return self
+
+    @restore_on_failure
+    @document("X", "y", "sample_weight")
+    def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> MondrianKernelRidge:
+        """Add points online: the trees are extended by the conditional Mondrian and each
+        new row is a rank-one update of the factor (of √v φ with a weight v), so the result
+        equals a batch fit on the same trees. The first call on an unfitted estimator is
+        ``fit``."""
+        return self._update(X, y, sample_weight)
 
     @property
     def n_columns_(self) -> int:

@@ -12,7 +12,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import document, restore_on_failure
-from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, SCALING, Options, Param, draw_seed
+from mondrian_learn._validation import (
+    COUNT,
+    POSITIVE,
+    RUNTIME,
+    SCALING,
+    Options,
+    Param,
+    check_sample_weight,
+    draw_seed,
+)
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._samplers import SAMPLING
 
@@ -23,7 +32,10 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
     ``k̂(a, b) = φ(a)·φ(b)`` for the sparse one-hot features ``φ`` (one column per cluster of
     each of the ``m`` partitions, value ``1/√m``), so the kernel SVM is a linear SVM on ``φ``:
     scikit-learn's :class:`~sklearn.svm.LinearSVC` on a CSR matrix with ``m`` non-zeros per
-    row, O(m N) per pass instead of the O(N²) kernel matrix.
+    row, O(m N) per pass instead of the O(N²) kernel matrix. The squared hinge is solved in
+    the primal (liblinear's Newton method, ``dual=False``): its optimum does not depend on the
+    order of the rows, so a row weighted k gives what k copies give (the dual coordinate
+    descent, which the hinge loss needs, agrees only to about ``tol``).
 
     Parameters
     ----------
@@ -74,20 +86,24 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
     }
 
     @restore_on_failure
-    @document("X", "y")
-    def fit(self, X: Any, y: Any) -> PartitionSVC:
-        """Sample the partitions and fit the linear SVM on their one-hot features."""
+    @document("X", "y", "sample_weight")
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> PartitionSVC:
+        """Sample the partitions on the rows of positive weight and fit the linear SVM on
+        their one-hot features (each row's loss times its weight)."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
+        weights, keep = check_sample_weight(sample_weight, X.shape[0])
+        X, y = X[keep], y[keep]
         rng, stages = self._sample_kernel(X, y)
         self.svm_ = LinearSVC(
             C=self.C,
             loss=self.loss,
+            dual=self.loss == "hinge",
             max_iter=self.max_iter,
             tol=self.tol,
             random_state=draw_seed(rng) % 2**32,
-        ).fit(self.kernel_.features(), y)
+        ).fit(self.kernel_.features(), y, sample_weight=weights)
         self.classes_ = self.svm_.classes_
         self.n_iter_ = self.svm_.n_iter_
         stages.done(f"linear SVM in {self.n_iter_} iterations")
