@@ -1,5 +1,6 @@
 """``sample_weight`` across estimators (issue 16, item 11): scikit-learn's meaning (an integer
-weight is the row repeated, a zero weight removes it) on the SVC, and metadata routing through
+weight is the row repeated, a zero weight removes it) on the SVC and the GP (whose weights are
+per-point noise σ²/v_i, checked against dense solves), and metadata routing through
 ``cross_validate`` and a ``Pipeline``. The ridge's exactness is in
 ``tests/kernel/test_kernel_weights.py``."""
 
@@ -12,7 +13,13 @@ from sklearn.model_selection import KFold, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from mondrian_learn import MondrianKernelRidge, PartitionSVC
+from mondrian_learn import (
+    MondrianKernelRidge,
+    PartitionGPRegressor,
+    PartitionSVC,
+    RandomPartitionKernel,
+)
+from mondrian_learn.partition import _marginal_likelihood
 
 
 def test_svc_weights_repeat_and_remove_rows() -> None:
@@ -58,3 +65,63 @@ def test_weights_are_routed_through_cross_validation_and_pipelines() -> None:
         np.testing.assert_array_equal(model.predict(X), direct.predict(scaler.transform(X)))
         Q = scaler.transform(X[test])
         assert score == direct.score(Q, y[test], sample_weight=weights[test])
+
+
+def _gp_data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(90, 2))
+    y = np.sin(5 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=90)
+    return X, y, rng.uniform(0.3, 3.0, size=90), rng.uniform(-0.1, 1.1, size=(20, 2))
+
+
+def test_gp_weights_are_per_point_noise() -> None:
+    """Fixed variances: the dual weights, means and variances of ``s K̂ + σ² V⁻¹`` formed
+    densely on the same partitions."""
+    X, y, v, X_new = _gp_data()
+    s, noise = 0.8, 0.05
+    gp = PartitionGPRegressor(
+        n_partitions=30, noise_variance=noise, signal_variance=s, tol=1e-12, random_state=0
+    ).fit(X, y, sample_weight=v)
+    K = gp.kernel_.kernel_matrix()
+    K_star = gp.kernel_.kernel_matrix(X_new)
+    mean_y = np.average(y, weights=v)
+    system = s * K + noise * np.diag(1 / v)
+    dual = np.linalg.solve(system, y - mean_y)
+    np.testing.assert_allclose(gp.dual_coef_, dual, rtol=1e-7, atol=1e-9)
+    mean, std = gp.predict(X_new, return_std=True)
+    np.testing.assert_allclose(mean, mean_y + s * K_star @ dual, atol=1e-8)
+    var = s + noise - s**2 * np.einsum("ij,ji->i", K_star, np.linalg.solve(system, K_star.T))
+    np.testing.assert_allclose(std, np.sqrt(var), atol=1e-8)
+
+
+def test_gp_integer_weights_repeat_rows_with_the_variance_search() -> None:
+    """Default variance search (exact below 1,000 points): the criterion with weights is the
+    repeated data's, so the chosen variances and the predictions agree."""
+    X, y, _, X_new = _gp_data()
+    counts = np.random.default_rng(4).integers(0, 4, size=len(X))
+    make = lambda: PartitionGPRegressor(n_partitions=30, tol=1e-10, random_state=0)  # noqa: E731
+    weighted = make().fit(X, y, sample_weight=counts)
+    repeated = make().fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    for name in ("noise_variance_", "signal_variance_", "log_marginal_likelihood_value_"):
+        assert getattr(weighted, name) == pytest.approx(getattr(repeated, name), rel=1e-6)
+    assert weighted.log_marginal_likelihood_std_ == 0.0
+    np.testing.assert_allclose(weighted.predict(X_new), repeated.predict(X_new), rtol=1e-6)
+    kept = counts > 0
+    removed = make().fit(X[kept], y[kept], sample_weight=counts[kept])
+    np.testing.assert_array_equal(weighted.predict(X_new), removed.predict(X_new))
+
+
+def test_weighted_lanczos_quadrature_matches_the_dense_criterion(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The Lanczos route on D K̂ D (forced at N = 90): the data term is exact after N steps,
+    the log-determinant within four standard errors of its probes."""
+    X, y, v, _ = _gp_data()
+    kernel = RandomPartitionKernel(n_partitions=30, random_state=0).fit(X)
+    monkeypatch.setattr(_marginal_likelihood, "EXACT_MAX_POINTS", 0)
+    estimate = _marginal_likelihood.MarginalLikelihood(kernel.model_, y, 64, 90, 1, 1, v)
+    K = np.sqrt(v)[:, None] * kernel.kernel_matrix() * np.sqrt(v)[None, :]
+    rho, y_tilde = 0.1, np.sqrt(v) * y
+    exact_quadratic = y_tilde @ np.linalg.solve(K + rho * np.eye(90), y_tilde)
+    assert estimate.quadratic(rho) == pytest.approx(exact_quadratic, rel=1e-8)
+    value, error = estimate.logdet(rho)
+    exact_logdet = np.linalg.slogdet(K + rho * np.eye(90))[1]
+    assert abs(value - exact_logdet) < 4 * error

@@ -252,6 +252,7 @@ def precondition(
     signal_variance: float,
     noise_variance: float,
     n_jobs: int,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray: ...
 def solve(
     handle: PartitionKernel,
@@ -262,9 +263,14 @@ def solve(
     tol: float,
     max_iter: int,
     n_jobs: int,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
 def lanczos(
-    handle: PartitionKernel, starts: np.ndarray, steps: int, n_jobs: int
+    handle: PartitionKernel,
+    starts: np.ndarray,
+    steps: int,
+    n_jobs: int,
+    weights: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray]]: ...
 def top_eigen(
     handle: PartitionKernel,

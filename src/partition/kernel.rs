@@ -82,6 +82,12 @@ impl PartitionKernel {
         self.n_partitions
     }
 
+    /// Training points in each cluster, clusters of all partitions in order (partition ρ's
+    /// from `cluster_offsets()[ρ]`).
+    pub fn cluster_sizes(&self) -> &[u32] {
+        &self.sizes
+    }
+
     /// Number of clusters of each partition.
     pub fn n_clusters(&self) -> &[u32] {
         &self.n_clusters

@@ -13,6 +13,13 @@
 //! `[(s K_ρ + σ² I)⁻¹ v]_i = v_i/σ² − s (Σ_{j∈c} v_j) / (σ² (σ² + s n_c))`.
 //! With s = 1 this is the form in `algorithm-notes.md`, `v_i/σ − Σ_{j∈c} v_j / (σ(|c| + σ))`,
 //! where that σ is the noise variance. Averaging over partitions costs one product.
+//!
+//! Row weights (the GP's `sample_weight` v, noise σ²/v_i): `s K̂ + σ² V⁻¹ = D⁻¹ (s D K̂ D + σ² I)
+//! D⁻¹` with `D = diag(√v)`, so the solvers work on `s D K̂ D + σ² I` (`row_scale` = √v), still
+//! symmetric and shifted by σ² I (one Lanczos run serves every σ²/s). Its blocks are
+//! `s u uᵀ + σ² I` with `u = D 1_c`, inverted the same way with `n_c` replaced by
+//! `‖u‖² = Σ_{j∈c} v_j`: `[(s D K_ρ D + σ² I)⁻¹ v]_i = v_i/σ² − s √v_i (Σ_{j∈c} √v_j v_j) /
+//! (σ² (σ² + s Σ_{j∈c} v_j))`.
 
 use crate::error::{Error, Result};
 use crate::linalg::block::{col_sums, for_rows_mut, zip_rows};
@@ -22,14 +29,17 @@ use crate::linalg::operator::{
 };
 use crate::parallel::Interrupt;
 use crate::partition::kernel::PartitionKernel;
+use rayon::prelude::*;
 use rayon::ThreadPool;
 
-/// `v ↦ (s K̂ + σ² I) v`: the GP's covariance of the targets (`s = 1, σ² = 0`: the kernel).
+/// `v ↦ (s D K̂ D + σ² I) v`: the GP's covariance of the (weighted) targets (`s = 1, σ² = 0`,
+/// `D = I`: the kernel; `D = diag(row_scale)`, see the module notes).
 #[derive(Clone, Copy)]
 pub struct KernelSystem<'a> {
     pub kernel: &'a PartitionKernel,
     pub scale: f64,
     pub noise: f64,
+    pub row_scale: Option<&'a [f64]>,
 }
 
 impl<'a> KernelSystem<'a> {
@@ -39,13 +49,44 @@ impl<'a> KernelSystem<'a> {
             kernel,
             scale: 1.0,
             noise: 0.0,
+            row_scale: None,
         }
     }
 
-    /// The preconditioner of this system (eq. 9–10).
+    /// The preconditioner of this system (eq. 9–10): the clusters' weight `Σ_{j∈c} v_j`
+    /// (their sizes without row weights) is formed once here.
     pub fn preconditioner(self) -> ClusterPreconditioner<'a> {
-        ClusterPreconditioner(self)
+        let mass = self.row_scale.map(|d| {
+            let (n, kernel) = (self.kernel.n_points(), self.kernel);
+            let mut mass = vec![0.0; kernel.cluster_offsets()[kernel.n_partitions()]];
+            for (rho, labels) in kernel.labels().chunks_exact(n.max(1)).enumerate() {
+                let first = kernel.cluster_offsets()[rho];
+                for (&c, &di) in labels.iter().zip(d) {
+                    mass[first + c as usize] += di * di;
+                }
+            }
+            mass
+        });
+        ClusterPreconditioner { system: self, mass }
     }
+
+    /// `D V` (the identity without a row scale).
+    fn scaled(&self, v: &[f64], k: usize, pool: &ThreadPool) -> Option<Vec<f64>> {
+        self.row_scale.map(|d| {
+            let mut out = v.to_vec();
+            scale_rows(&mut out, k, d, pool);
+            out
+        })
+    }
+}
+
+/// Row i of the row-major `N × k` block `a` times `d[i]`.
+fn scale_rows(a: &mut [f64], k: usize, d: &[f64], pool: &ThreadPool) {
+    pool.install(|| {
+        a.par_chunks_mut(k.max(1))
+            .zip(d.par_iter())
+            .for_each(|(row, &di)| row.iter_mut().for_each(|x| *x *= di))
+    });
 }
 
 impl LinearOperator for KernelSystem<'_> {
@@ -55,7 +96,13 @@ impl LinearOperator for KernelSystem<'_> {
 
     fn apply(&self, v: &[f64], k: usize, out: &mut [f64], pool: &ThreadPool) -> Result<()> {
         check_block(self.dim(), v, k, out)?;
-        self.kernel.matmul(v, k, out, pool)?;
+        match (self.scaled(v, k, pool), self.row_scale) {
+            (Some(dv), Some(d)) => {
+                self.kernel.matmul(&dv, k, out, pool)?;
+                scale_rows(out, k, d, pool);
+            }
+            _ => self.kernel.matmul(v, k, out, pool)?,
+        }
         let (s, noise) = (self.scale, self.noise);
         zip_rows(out, k, v, k, pool, |out, v| {
             out.iter_mut()
@@ -66,13 +113,16 @@ impl LinearOperator for KernelSystem<'_> {
     }
 }
 
-/// `v ↦ (1/m) Σ_ρ (s K_ρ + σ² I)⁻¹ v` for the system it was made from (eq. 9–10; see the
-/// module notes).
-pub struct ClusterPreconditioner<'a>(KernelSystem<'a>);
+/// `v ↦ (1/m) Σ_ρ (s D K_ρ D + σ² I)⁻¹ v` for the system it was made from (eq. 9–10; see
+/// the module notes); `mass` holds each cluster's `Σ v_j` when there are row weights.
+pub struct ClusterPreconditioner<'a> {
+    system: KernelSystem<'a>,
+    mass: Option<Vec<f64>>,
+}
 
 impl LinearOperator for ClusterPreconditioner<'_> {
     fn dim(&self) -> usize {
-        self.0.dim()
+        self.system.dim()
     }
 
     fn apply(&self, v: &[f64], k: usize, out: &mut [f64], pool: &ThreadPool) -> Result<()> {
@@ -81,9 +131,20 @@ impl LinearOperator for ClusterPreconditioner<'_> {
             kernel,
             scale: s,
             noise,
-        } = self.0;
-        let per_cluster = move |size: u32| 1.0 / (noise + s * f64::from(size));
-        kernel.matmul_by_cluster_size(v, k, out, &per_cluster, pool)?;
+            row_scale,
+        } = self.system;
+        let sizes = kernel.cluster_sizes();
+        match (&self.mass, row_scale, self.system.scaled(v, k, pool)) {
+            (Some(mass), Some(d), Some(dv)) => {
+                let per_cluster = move |c: usize| 1.0 / (noise + s * mass[c]);
+                kernel.matmul_by_cluster(&dv, k, out, &per_cluster, pool)?;
+                scale_rows(out, k, d, pool);
+            }
+            _ => {
+                let per_cluster = move |c: usize| 1.0 / (noise + s * f64::from(sizes[c]));
+                kernel.matmul_by_cluster(v, k, out, &per_cluster, pool)?;
+            }
+        }
         let m = kernel.n_partitions() as f64;
         let c = s / (m * noise);
         zip_rows(out, k, v, k, pool, |out, v| {
@@ -146,28 +207,41 @@ impl Preconditioner {
     }
 }
 
-/// Solves `(s K̂ + σ² I) X = B` for the row-major `N × k` block `b` by block PCG
-/// ([`cg::solve`]); `interrupt` stops it between iterations.
+/// Solves `(s D K̂ D + σ² I) X = B` for the row-major `N × k` block `b` by block PCG
+/// ([`cg::solve`]; `D = diag(row_scale)`, the identity when None); `interrupt` stops it
+/// between iterations.
 #[allow(clippy::too_many_arguments)]
 pub fn solve_system(
     kernel: &PartitionKernel,
     b: &[f64],
     k: usize,
     (scale, noise): (f64, f64),
+    row_scale: Option<&[f64]>,
     preconditioner: Preconditioner,
     (tol, max_iter): (f64, usize),
     pool: &ThreadPool,
     interrupt: &Interrupt,
 ) -> Result<CgResult> {
     let n = kernel.n_points();
+    if row_scale.is_some_and(|d| d.len() != n) {
+        return Err(Error::InvalidInput(format!(
+            "the row scale has {} values for {n} points",
+            row_scale.map_or(0, <[f64]>::len)
+        )));
+    }
     let system = KernelSystem {
         kernel,
         scale,
         noise,
+        row_scale,
+    };
+    let diagonal: Vec<f64> = match row_scale {
+        Some(d) => d.iter().map(|di| scale * di * di + noise).collect(),
+        None => vec![scale + noise; n],
     };
     let pre: Box<dyn LinearOperator> = match preconditioner {
         Preconditioner::Partition => Box::new(system.preconditioner()),
-        Preconditioner::Jacobi => Box::new(InverseDiagonal::new(&vec![scale + noise; n])?),
+        Preconditioner::Jacobi => Box::new(InverseDiagonal::new(&diagonal)?),
         Preconditioner::None => Box::new(Identity(n)),
     };
     let system = Interruptible {
@@ -196,36 +270,59 @@ mod tests {
 
     #[test]
     fn preconditioner_is_the_average_of_exact_inverses() {
+        // Without and with a row scale D (the GP's weights): the average over ρ of
+        // (s D K_ρ D + σ² I)⁻¹ v, each solved densely; and the system itself.
         let (n, m) = (60, 4);
         let kernel = random_partition_kernel(n, m, 6);
         let (s, noise) = (1.7, 0.3);
         let p = pool(1).expect("pool");
-        let op = KernelSystem {
-            kernel: &kernel,
-            scale: s,
-            noise,
-        }
-        .preconditioner();
-        let v = random_block(n, 1, 8);
-        let mut out = vec![0.0; n];
-        op.apply(&v, 1, &mut out, &p).expect("shapes");
-        // Dense: average over ρ of (s K_ρ + σ² I)⁻¹ v, each solved by Gaussian elimination.
-        let mut want = vec![0.0; n];
-        for part in kernel.labels().chunks_exact(n) {
-            let mut a = vec![0.0; n * n];
-            for i in 0..n {
-                for j in 0..n {
-                    a[i * n + j] = if part[i] == part[j] { s } else { 0.0 };
+        let d: Vec<f64> = random_block(n, 1, 3)
+            .iter()
+            .map(|x| 0.5 + x.abs())
+            .collect();
+        for row_scale in [None, Some(d.as_slice())] {
+            let di = |i: usize| row_scale.map_or(1.0, |d| d[i]);
+            let system = KernelSystem {
+                kernel: &kernel,
+                scale: s,
+                noise,
+                row_scale,
+            };
+            let v = random_block(n, 1, 8);
+            let mut out = vec![0.0; n];
+            system
+                .preconditioner()
+                .apply(&v, 1, &mut out, &p)
+                .expect("shapes");
+            let mut want = vec![0.0; n];
+            let mut dense = vec![0.0; n * n];
+            for part in kernel.labels().chunks_exact(n) {
+                let mut a = vec![0.0; n * n];
+                for i in 0..n {
+                    for j in 0..n {
+                        let k = if part[i] == part[j] {
+                            s * di(i) * di(j)
+                        } else {
+                            0.0
+                        };
+                        a[i * n + j] = k;
+                        dense[i * n + j] += k / m as f64;
+                    }
+                    a[i * n + i] += noise;
                 }
-                a[i * n + i] += noise;
+                let x = solve_dense(a, v.clone(), n);
+                want.iter_mut()
+                    .zip(&x)
+                    .for_each(|(w, x)| *w += x / m as f64);
             }
-            let x = solve_dense(a, v.clone(), n);
-            want.iter_mut()
-                .zip(&x)
-                .for_each(|(w, x)| *w += x / m as f64);
-        }
-        for (a, b) in out.iter().zip(&want) {
-            assert!((a - b).abs() < 1e-10, "{a} vs {b}");
+            for (a, b) in out.iter().zip(&want) {
+                assert!((a - b).abs() < 1e-10, "{a} vs {b}");
+            }
+            system.apply(&v, 1, &mut out, &p).expect("shapes");
+            for i in 0..n {
+                let want: f64 = (0..n).map(|j| dense[i * n + j] * v[j]).sum::<f64>() + noise * v[i];
+                assert!((out[i] - want).abs() < 1e-10);
+            }
         }
     }
 }

@@ -68,14 +68,15 @@ impl PartitionKernel {
         Ok(())
     }
 
-    /// `out = Σ_ρ G_ρ diag(f(|c|)) G_ρᵀ V`: like [`matmul`](Self::matmul) without the `1/m`,
-    /// each cluster's sum multiplied by `f` of its size (the preconditioner's closed form).
-    pub fn matmul_by_cluster_size(
+    /// `out = Σ_ρ G_ρ diag(f(c)) G_ρᵀ V`: like [`matmul`](Self::matmul) without the `1/m`,
+    /// each cluster's sum multiplied by `f` of the cluster's index among all partitions'
+    /// clusters (`cluster_offsets()[ρ] + c`; the preconditioner's closed form).
+    pub fn matmul_by_cluster(
         &self,
         v: &[f64],
         k: usize,
         out: &mut [f64],
-        f: &(dyn Fn(u32) -> f64 + Sync),
+        f: &(dyn Fn(usize) -> f64 + Sync),
         pool: &ThreadPool,
     ) -> Result<()> {
         check_blocks((self.n_points, v), k, (self.n_points, out))?;
@@ -165,7 +166,7 @@ impl PartitionKernel {
         k: usize,
         dst: Side<'_>,
         out: &mut [f64],
-        f: Option<&(dyn Fn(u32) -> f64 + Sync)>,
+        f: Option<&(dyn Fn(usize) -> f64 + Sync)>,
         pool: &ThreadPool,
     ) {
         out.fill(0.0);
@@ -223,7 +224,7 @@ impl PartitionKernel {
         src: Side<'_>,
         v: &[f64],
         k: usize,
-        f: Option<&(dyn Fn(u32) -> f64 + Sync)>,
+        f: Option<&(dyn Fn(usize) -> f64 + Sync)>,
     ) {
         let rows = chunk_rows(k, src.n, 1);
         let mut first = 0;
@@ -240,9 +241,9 @@ impl PartitionKernel {
         }
         if let Some(f) = f {
             for (rho, sums) in task.iter_mut() {
-                let sizes = &self.sizes[self.cluster_start[*rho]..self.cluster_start[*rho + 1]];
-                for (s, &size) in sums.chunks_exact_mut(k).zip(sizes) {
-                    let factor = f(size);
+                let first = self.cluster_start[*rho];
+                for (c, s) in sums.chunks_exact_mut(k).enumerate() {
+                    let factor = f(first + c);
                     s.iter_mut().for_each(|x| *x *= factor);
                 }
             }

@@ -9,11 +9,24 @@ use crate::linalg::block_lanczos::{top_eigenpairs, BlockLanczosParams};
 use crate::linalg::lanczos::tridiagonalize;
 use crate::linalg::operator::{Interruptible, LinearOperator};
 use crate::partition::operators::{solve_system, CentredKernel, KernelSystem, Preconditioner};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
-/// The preconditioner of eq. 9–10 applied to `V`: `(1/m) Σ_ρ (s K_ρ + σ² I)⁻¹ V`.
+/// `√v` of the GP's row weights `v` (checked: one positive finite value per point), the
+/// row scale of the weighted system (`partition::operators`).
+fn row_scale(weights: Option<PyReadonlyArray1<'_, f64>>, n: usize) -> PyResult<Option<Vec<f64>>> {
+    let Some(w) = weights else {
+        return Ok(None);
+    };
+    let w = w.as_array();
+    crate::forest::data::check_weights(n, &w).map_err(super::error::to_py_err)?;
+    Ok(Some(w.iter().map(|v| v.sqrt()).collect()))
+}
+
+/// The preconditioner of eq. 9–10 applied to `V`: `(1/m) Σ_ρ (s D K_ρ D + σ² I)⁻¹ V`
+/// (`D = diag(√weights)`, the identity without weights).
 #[pyfunction]
+#[pyo3(signature = (handle, v, signal_variance, noise_variance, n_jobs, weights=None))]
 pub fn precondition<'py>(
     handle: PyRef<'py, PartitionKernel>,
     py: Python<'py>,
@@ -21,9 +34,11 @@ pub fn precondition<'py>(
     signal_variance: f64,
     noise_variance: f64,
     n_jobs: usize,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let v = c_order(&v);
     let (n, k) = v.dim();
+    let scale = row_scale(weights, n)?;
     let out = handle
         .inner
         .read(py, n_jobs, Length::Short, |model, call| {
@@ -31,6 +46,7 @@ pub fn precondition<'py>(
                 kernel: &model.kernel,
                 scale: signal_variance,
                 noise: noise_variance,
+                row_scale: scale.as_deref(),
             }
             .preconditioner();
             let mut out = vec![0.0; n * k];
@@ -44,6 +60,7 @@ pub fn precondition<'py>(
 /// "jacobi" or "none". Returns `(X, iterations, relative residuals, converged)`.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 #[pyfunction]
+#[pyo3(signature = (handle, b, signal_variance, noise_variance, preconditioner, tol, max_iter, n_jobs, weights=None))]
 pub fn solve<'py>(
     handle: PyRef<'py, PartitionKernel>,
     py: Python<'py>,
@@ -54,6 +71,7 @@ pub fn solve<'py>(
     tol: f64,
     max_iter: usize,
     n_jobs: usize,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray1<u64>>,
@@ -63,6 +81,7 @@ pub fn solve<'py>(
     let b = c_order(&b);
     let (n, k) = b.dim();
     let pre = Preconditioner::named(preconditioner).map_err(super::error::to_py_err)?;
+    let scale = row_scale(weights, n)?;
     let res = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
         let variances = (signal_variance, noise_variance);
         let stopping = (tol, max_iter);
@@ -72,6 +91,7 @@ pub fn solve<'py>(
             flat(&b),
             k,
             variances,
+            scale.as_deref(),
             pre,
             stopping,
             pool,
@@ -87,20 +107,26 @@ pub fn solve<'py>(
     ))
 }
 
-/// Lanczos tridiagonals of `K̂` from each column of `starts` (n_points × k): a list of
-/// `(alpha, beta)` pairs.
+/// Lanczos tridiagonals of `K̂` (`D K̂ D` with `D = diag(√weights)`) from each column of
+/// `starts` (n_points × k): a list of `(alpha, beta)` pairs.
 #[pyfunction]
+#[pyo3(signature = (handle, starts, steps, n_jobs, weights=None))]
 pub fn lanczos<'py>(
     handle: PyRef<'py, PartitionKernel>,
     py: Python<'py>,
     starts: PyReadonlyArray2<'py, f64>,
     steps: usize,
     n_jobs: usize,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Vec<VectorPair<'py>>> {
     let starts = c_order(&starts);
     let k = starts.ncols();
+    let scale = row_scale(weights, starts.nrows())?;
     let out = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
-        let op = KernelSystem::kernel(&model.kernel);
+        let op = KernelSystem {
+            row_scale: scale.as_deref(),
+            ..KernelSystem::kernel(&model.kernel)
+        };
         let op = Interruptible {
             op: &op,
             interrupt: call.interrupt,

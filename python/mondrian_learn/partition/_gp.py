@@ -21,6 +21,7 @@ from mondrian_learn._validation import (
     Param,
     check_memory,
     check_parameter,
+    check_sample_weight,
     check_target_scale,
     draw_seed,
 )
@@ -46,13 +47,17 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
       (eq. 9; each inverse in closed form per cluster, eq. 10).
     - Predictive variance of a new target: ``s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*`` with
       ``k* = K̂(X, x*)`` (``k̂(x*, x*) = 1``), by batched CG solves (one column per point).
-    - ``σ²`` and ``s`` (when None) maximise the log marginal likelihood, estimated by
+    - ``σ²`` and ``s`` (when None) maximise the log marginal likelihood: exact up to 1,000
+      training points (one dense eigendecomposition of ``K̂``), above that estimated by
       stochastic Lanczos quadrature (see :mod:`mondrian_learn.partition._marginal_likelihood`:
       one Lanczos run on
       ``K̂`` from ``y`` and ``n_probes`` Rademacher probes serves every ``(s, σ²)``).
       ``log_marginal_likelihood_value_`` then uses the CG solution for the data-fit term and
       the Hutchinson estimate for ``log det``; ``log_marginal_likelihood_std_`` is half the
-      probes' standard error of ``log det`` (the estimator's only random part).
+      probes' standard error of ``log det`` (the estimator's only random part; 0 when exact).
+    - ``sample_weight`` v: point i's noise is σ²/v_i (``σ² V⁻¹`` replaces ``σ² I`` above, ȳ is
+      the weighted mean), and the marginal likelihood counts row i v_i times (frequency
+      weights), so an integer weight is exactly the row repeated and a zero weight removes it.
 
     Parameters
     ----------
@@ -93,6 +98,8 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         Only when a variance was chosen by marginal likelihood.
     n_iter_ : int
         CG iterations of the fit.
+    sample_weight_ : ndarray of shape (n_samples,) or None
+        The positive row weights of the fit (None without weights).
 
     Examples
     --------
@@ -120,18 +127,21 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
     }
 
     @restore_on_failure
-    @document("X", "y")
-    def fit(self, X: Any, y: Any) -> PartitionGPRegressor:
-        """Sample the partitions, choose the variances left as None, and solve for the dual
-        weights α."""
+    @document("X", "y", "sample_weight")
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> PartitionGPRegressor:
+        """Sample the partitions (on the rows of positive weight), choose the variances left
+        as None, and solve for the dual weights α."""
         self._validate_params()
         signal, noise = (
             None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
         )
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        weights, keep = check_sample_weight(sample_weight, X.shape[0])
+        X, y = X[keep], y[keep]
         check_target_scale(y)
         rng, stages = self._sample_kernel(X, y)
-        self.y_mean_ = float(y.mean())
+        self.sample_weight_ = weights
+        self.y_mean_ = float(y.mean() if weights is None else np.average(y, weights=weights))
         centred = y - self.y_mean_
         probe_seed = draw_seed(rng)
         if signal is None or noise is None:
@@ -142,6 +152,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
                 int(self.lanczos_steps),
                 probe_seed,
                 self._threads(),
+                weights,
             )
         fixed, floor = (signal, noise), RHO_FLOOR
         while True:
@@ -150,7 +161,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
                 stages.done(f"chose s = {signal:.3g}, σ² = {noise:.3g} by marginal likelihood")
             assert signal is not None and noise is not None
             self.dual_coef_, info = self.kernel_.solve(
-                centred, noise, signal, self.preconditioner, self.tol, self.max_iter
+                centred, noise, signal, self.preconditioner, self.tol, self.max_iter, weights
             )
             if info["converged"][0] or None not in fixed or noise / signal >= 1e2:
                 break
@@ -230,7 +241,9 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
             k_star = s * kernel.model_.cross_columns(
                 np.ascontiguousarray(labels[:, part]), w, threads
             )
-            z, info = kernel.solve(k_star, noise, s, self.preconditioner, self.tol, self.max_iter)
+            z, info = kernel.solve(
+                k_star, noise, s, self.preconditioner, self.tol, self.max_iter, self.sample_weight_
+            )
             if not info["converged"].all():
                 warnings.warn(
                     "conjugate gradients did not converge for some predictive variances",

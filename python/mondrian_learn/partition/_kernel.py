@@ -259,8 +259,10 @@ default="mondrian"
         preconditioner: str = "partition",
         tol: float = 1e-6,
         max_iter: int = 1000,
+        sample_weight: np.ndarray | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Solve ``(s K̂ + σ² I) A = B`` by preconditioned conjugate gradients.
+        """Solve ``(s K̂ + σ² I) A = B`` by preconditioned conjugate gradients (``(s K̂ +
+        σ² V⁻¹) A = B`` with row weights V).
 
         Parameters
         ----------
@@ -276,6 +278,11 @@ default="mondrian"
             Stop a column when ``‖b − A x‖ ≤ tol ‖b‖`` (tol > 0).
         max_iter : int, default=1000
             At least 1.
+        sample_weight : ndarray of shape (n_train,) or None, default=None
+            Positive row weights v: point i's noise is σ²/v_i. Solved as
+            ``A = D (s D K̂ D + σ² I)⁻¹ D B`` with ``D = diag(√v)``, a symmetric system with the
+            same preconditioner (the clusters' weights replace their sizes); ``tol`` and the
+            reported residuals refer to that system.
 
         Returns
         -------
@@ -294,15 +301,25 @@ default="mondrian"
         ]:
             check_parameter(name, value, constraints)
         B, vector = as_block(B, self.n_points_, "B")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (self.n_points_,):
+                raise ValueError(
+                    f"sample_weight must have shape ({self.n_points_},), got {sample_weight.shape}"
+                )
+        root = None if sample_weight is None else np.sqrt(sample_weight)[:, None]
         x, iterations, residual, converged = _core.solve(
             self.model_,
-            B,
+            B if root is None else as_core_array(root * B),
             float(signal_variance),
             float(noise_variance),
             preconditioner,
             float(tol),
             int(max_iter),
             self._threads(),
+            None if sample_weight is None else as_core_array(sample_weight),
         )
+        if root is not None:
+            x = root * x
         info = {"iterations": iterations, "residual": residual, "converged": converged}
         return (x[:, 0] if vector else x), info

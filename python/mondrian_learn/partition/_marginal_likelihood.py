@@ -17,6 +17,15 @@ standard error. The quadrature adds a bias that falls geometrically with the num
 
 The core only runs the Lanczos recurrences (the products); the tiny tridiagonal eigenproblems
 and the one-dimensional searches below take microseconds.
+
+Up to ``EXACT_MAX_POINTS`` points the criterion is exact instead: one dense eigendecomposition
+``K = Q Θ Qᵀ`` gives ``yᵀ(K + ρI)⁻¹y = Σ_j (q_jᵀy)²/(θ_j + ρ)`` and ``log det(K + ρI) =
+Σ_j log(θ_j + ρ)`` for every ρ (O(N³) once: 0.2 s at N = 1,000), with no estimation error.
+
+Row weights v (the GP's ``sample_weight``, frequency weights: an integer weight is the row
+repeated) turn K into ``D K D`` and y into ``D y`` (``D = diag(√v)``): for repeated rows
+``log det(s K_rep + σ²I) = log det(s DKD + σ²I) + (Σv − N) log σ²`` (Sylvester) and the data
+term is ``(Dy)ᵀ(s DKD + σ²I)⁻¹(Dy)``, so the criterion is that of the repeated data.
 """
 
 from __future__ import annotations
@@ -39,6 +48,10 @@ def gauss_nodes(alpha: np.ndarray, beta: np.ndarray, norm2: float) -> tuple[np.n
     return np.maximum(theta, 0.0), norm2 * vectors[0] ** 2
 
 
+#: Largest number of training points for which the criterion is computed exactly (dense).
+EXACT_MAX_POINTS = 1000
+
+
 class MarginalLikelihood:
     """``log p(y | s, σ²)`` of a zero-mean GP with covariance ``s K + σ² I`` for every
     ``(s, σ²)`` from one Lanczos run on ``K`` (see the module notes).
@@ -57,13 +70,37 @@ class MarginalLikelihood:
     seed : int
         Seed of the probes.
     n_jobs : int
+    weights : ndarray of shape (N,) or None
+        Row weights (module notes).
     """
 
     def __init__(
-        self, model: Any, y: np.ndarray, n_probes: int, steps: int, seed: int, n_jobs: int
+        self,
+        model: Any,
+        y: np.ndarray,
+        n_probes: int,
+        steps: int,
+        seed: int,
+        n_jobs: int,
+        weights: np.ndarray | None = None,
     ) -> None:
         n = y.shape[0]
         self.n = n
+        self.total = n if weights is None else float(np.sum(weights))
+        if weights is not None:
+            y = np.sqrt(weights) * y
+        self.exact = n <= EXACT_MAX_POINTS
+        if self.exact:
+            gram = model.matmul(np.eye(n), n_jobs)
+            if weights is not None:
+                root = np.sqrt(weights)
+                gram = root[:, None] * gram * root[None, :]
+            theta, vectors = np.linalg.eigh(0.5 * (gram + gram.T))
+            theta = np.maximum(theta, 0.0)
+            self._y = (theta, (vectors.T @ y) ** 2)
+            self._probes = [(theta, np.ones(n))]
+            self.steps_run = [n]
+            return
         probes = np.random.default_rng(seed).integers(0, 2, size=(n, n_probes)) * 2.0 - 1.0
         starts = np.ascontiguousarray(np.column_stack([y, probes]))
         norms2 = np.einsum("ij,ij->j", starts, starts)
@@ -72,7 +109,7 @@ class MarginalLikelihood:
             starts[:, 0] = probes[:, 0]
         # Lanczos on an N × N operator is exact after N steps: more would only cost memory
         # (the quadrature's eigen-decomposition is steps × steps).
-        tri = _core.lanczos(model, starts, min(int(steps), n), n_jobs)
+        tri = _core.lanczos(model, starts, min(int(steps), n), n_jobs, weights)
         nodes = [gauss_nodes(a, b, w) for (a, b), w in zip(tri, norms2)]
         self._y = nodes[0] if norms2[0] > 0 else (np.zeros(1), np.zeros(1))
         self._probes = nodes[1:]
@@ -88,17 +125,24 @@ class MarginalLikelihood:
         return np.array([np.sum(w * np.log(theta + rho)) for theta, w in self._probes])
 
     def logdet(self, rho: float) -> tuple[float, float]:
-        """Estimate of ``log det(K + ρI)`` and its standard error over the probes."""
+        """Estimate of ``log det(K + ρI)`` and its standard error over the probes (0 when
+        exact)."""
         samples = self.logdet_samples(rho)
+        if self.exact:
+            return float(samples[0]), 0.0
         error = samples.std(ddof=1) / np.sqrt(len(samples)) if len(samples) > 1 else np.inf
         return float(samples.mean()), float(error)
 
     def value(self, signal: float, noise: float, quadratic: float | None = None) -> float:
-        """``log p(y | s, σ²)``; ``quadratic`` overrides ``yᵀ(sK + σ²I)⁻¹y`` (e.g. from CG)."""
+        """``log p(y | s, σ²)``; ``quadratic`` overrides ``yᵀ(sK + σ²I)⁻¹y`` (e.g. from CG).
+        With weights, the repeated rows' term ``−(Σv − N)/2 · log(2πσ²)`` is added."""
         rho = noise / signal
         q = self.quadratic(rho) / signal if quadratic is None else quadratic
         logdet = self.n * np.log(signal) + self.logdet(rho)[0]
-        return float(-0.5 * q - 0.5 * logdet - 0.5 * self.n * np.log(2 * np.pi))
+        value = -0.5 * q - 0.5 * logdet - 0.5 * self.n * np.log(2 * np.pi)
+        if self.total != self.n:
+            value -= 0.5 * (self.total - self.n) * np.log(2 * np.pi * noise)
+        return float(value)
 
     def maximise(
         self, signal: float | None, noise: float | None, rho_floor: float = 1e-6
@@ -106,7 +150,7 @@ class MarginalLikelihood:
         """The ``(s, σ²)`` of highest marginal likelihood, each searched on a log scale when
         None (fixed otherwise), with the noise-to-signal ratio ``ρ = σ²/s`` in
         ``[max(1e-6, rho_floor), 1e3]``. With both free, ``s`` is profiled out:
-        ``ŝ(ρ) = yᵀ(K + ρI)⁻¹y / N``.
+        ``ŝ(ρ) = yᵀ(K + ρI)⁻¹y / N`` (``Σv`` instead of N with weights).
 
         ``rho_floor`` exists because the Lanczos estimates degrade as ρ → 0: K̂ is close to
         singular (its rank is at most the number of clusters), the few Gauss nodes cannot
@@ -119,12 +163,12 @@ class MarginalLikelihood:
 
             def loss(log_rho: float) -> float:
                 rho = np.exp(log_rho)
-                s = max(self.quadratic(rho) / self.n, np.finfo(float).tiny)
+                s = max(self.quadratic(rho) / self.total, np.finfo(float).tiny)
                 return -self.value(s, rho * s)
 
             log_rho = _search(loss, np.log(low), np.log(1e3))
             rho = float(np.exp(log_rho))
-            s = max(self.quadratic(rho) / self.n, np.finfo(float).tiny)
+            s = max(self.quadratic(rho) / self.total, np.finfo(float).tiny)
             return s, rho * s
         if signal is not None:
             log_noise = _search(
