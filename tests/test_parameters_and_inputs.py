@@ -125,3 +125,21 @@ def test_verbose_reports_each_stage(name: str, capsys: pytest.CaptureFixture[str
     assert lines[0].startswith(f"{type(estimator).__name__}: sampled 10 partitions in ")
     if name == "partition_svc":
         assert "linear SVM in" in lines[-1] and len(lines) == 2
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_missing_values_and_sparse_input_get_the_documented_errors(name: str) -> None:
+    """README ("Inputs"): NaN is refused (impute first: a Mondrian cut or a partition needs a
+    coordinate) and sparse matrices are refused (the core stores points densely), each with
+    scikit-learn's message naming the problem — never a panic or a silent densification."""
+    import scipy.sparse
+
+    X = np.random.default_rng(4).uniform(size=(40, 3))
+    estimator = ZOO[name][0]
+    y = fit_data(estimator, X)
+    with_nan = X.copy()
+    with_nan[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clone(estimator).fit(with_nan, y)
+    with pytest.raises(TypeError, match="dense data is required"):
+        clone(estimator).fit(scipy.sparse.csr_matrix(X), y)

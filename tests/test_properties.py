@@ -1,11 +1,13 @@
 """Property-based tests (hypothesis) over every public estimator (issue 16, item 7): inputs of
-any shape and magnitude from 1e-310 to 1e308, duplicated and constant columns, and parameters
+any shape and magnitude from 1e-310 to 1e308, duplicated and constant columns, row weights of
+any magnitude where ``fit`` takes them, and parameters
 at and beyond their bounds give only documented outcomes — a finite result of the right
 shape, or a ``ValueError``/``TypeError``/``MemoryError`` whose message names what is wrong.
 Never a panic (which surfaces as ``RuntimeError``), a NaN, or a hang."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from typing import Any, Callable
@@ -124,10 +126,18 @@ def test_any_input_gives_a_finite_result_or_a_clear_refusal(name: str, data: Any
         y = targets(data.draw, len(X))
     else:
         y = None
+    fit_params = {}
+    if "sample_weight" in inspect.signature(model.fit).parameters and data.draw(st.booleans()):
+        # Weights of any magnitude, zeros among them (a zero removes its row).
+        scale = data.draw(st.sampled_from(MAGNITUDES))
+        draws = data.draw(
+            st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=len(X), max_size=len(X))
+        )
+        fit_params["sample_weight"] = np.array(draws) * scale
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            model.fit(X, y) if y is not None else model.fit(X)
+            model.fit(X, y, **fit_params) if y is not None else model.fit(X)
         except BaseException as error:  # noqa: BLE001 - the property is about what is raised
             assert_refusal_is_clear(error)
             return
@@ -153,6 +163,9 @@ EXTREMES: dict[str, list[Any]] = {
     "n_components": [1, 0, 2**63, 10**9],
     "n_partitions": [1, 0, 2**63, 10**9],
     "lanczos_steps": [1, 0, 2**63],
+    "C": [5e-324, 1e-200, 1e12, 1e13, 1e150, np.inf],  # 1e120, 1e-200 had liblinear spin
+    "tol": [5e-324, 1e308, 0.0],
+    "max_iter": [1, 0, 2**63],
 }
 
 

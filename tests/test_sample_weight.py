@@ -125,3 +125,14 @@ def test_weighted_lanczos_quadrature_matches_the_dense_criterion(monkeypatch) ->
     value, error = estimate.logdet(rho)
     exact_logdet = np.linalg.slogdet(K + rho * np.eye(90))[1]
     assert abs(value - exact_logdet) < 4 * error
+
+
+def test_svc_refuses_a_penalty_liblinear_cannot_solve() -> None:
+    """C × sample_weight = 1e120 or 1e-200 had liblinear's primal solver spin for minutes."""
+    X = np.random.default_rng(2).uniform(size=(20, 2))
+    y = np.arange(20) % 2
+    with pytest.raises(ValueError, match="C × the largest sample_weight"):
+        PartitionSVC(n_partitions=5).fit(X, y, sample_weight=np.full(20, 1e120))
+    for C in (1e150, 1e-200):
+        with pytest.raises(ValueError, match="change C or rescale sample_weight"):
+            PartitionSVC(n_partitions=5, C=C).fit(X, y)

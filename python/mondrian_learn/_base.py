@@ -17,6 +17,7 @@ from mondrian_learn._validation import (
     as_core_array,
     check_parameters,
     check_sample_weight,
+    check_weighted_target_scale,
     is_core_ready,
     resolve_n_jobs,
 )
@@ -208,6 +209,7 @@ class OnlineMixin(EstimatorBase):
         weights, keep = check_sample_weight(sample_weight, len(X))
         if weights is not None and len(weights):
             X, y = self._core_input(np.asarray(X)[keep]), as_core_array(np.asarray(y)[keep])
+            check_weighted_target_scale(y, weights)
             self.model_.partial_fit(X, y, self._threads(), weights)
         return self
 

@@ -306,6 +306,25 @@ def check_target_scale(y: np.ndarray) -> None:
         raise ValueError("y is too large: the variance of the targets overflows float64; rescale y")
 
 
+#: The largest row weight (the core's bound on |y| and on weights alike).
+MAX_WEIGHT = 1e150
+
+
+def check_weighted_target_scale(y: np.ndarray, weights: np.ndarray | None) -> None:
+    """Raise ``ValueError`` when the weighted squared deviations of ``y`` overflow float64 (the
+    models' sums of v_i (y_i − ȳ)² would be infinite and their predictions NaN)."""
+    if weights is None or not y.size:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        centred = y - np.average(y, weights=weights)
+        finite = bool(np.isfinite(np.sum(weights * centred * centred)))
+    if not finite:
+        raise ValueError(
+            "sample_weight times the squared deviations of y overflows float64; rescale "
+            "sample_weight or y"
+        )
+
+
 def check_sample_weight(sample_weight: Any, n_rows: int) -> tuple[np.ndarray | None, Any]:
     """``sample_weight`` (None, a number or n_rows values) checked: finite, non-negative, not
     all zero. Returns the positive weights and the rows to keep — a zero weight removes its
@@ -321,6 +340,11 @@ def check_sample_weight(sample_weight: Any, n_rows: int) -> tuple[np.ndarray | N
         )
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
         raise ValueError("sample_weight must hold finite, non-negative values")
+    if np.any(weights > MAX_WEIGHT):
+        raise ValueError(
+            f"sample_weight must hold values up to {MAX_WEIGHT:g} (the weighted sums of the "
+            f"models stay finite), got {weights.max():g}; rescale sample_weight"
+        )
     keep = weights > 0
     if n_rows and not keep.any():
         raise ValueError("sample_weight is zero for every row: nothing to fit")

@@ -22,6 +22,7 @@ from mondrian_learn._validation import (
     as_core_array,
     check_sample_weight,
     check_target_scale,
+    check_weighted_target_scale,
 )
 from mondrian_learn.kernel._base import (
     EXTENSION_NOTE,
@@ -118,6 +119,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
         check_target_scale(y)
+        check_weighted_target_scale(y, weights)
         X, y = self._fit_unit_box(X), as_core_array(y)
         self.lifetime_ = lifetime = self._lifetime(X)
         self.model_ = self._sample_trees(

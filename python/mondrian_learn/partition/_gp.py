@@ -23,6 +23,7 @@ from mondrian_learn._validation import (
     check_parameter,
     check_sample_weight,
     check_target_scale,
+    check_weighted_target_scale,
     draw_seed,
 )
 from mondrian_learn.partition._base import PartitionKernelEstimator
@@ -139,6 +140,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
         check_target_scale(y)
+        check_weighted_target_scale(y, weights)
         rng, stages = self._sample_kernel(X, y)
         self.sample_weight_ = weights
         self.y_mean_ = float(y.mean() if weights is None else np.average(y, weights=weights))

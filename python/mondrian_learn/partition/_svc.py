@@ -13,10 +13,10 @@ from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import document, restore_on_failure
 from mondrian_learn._validation import (
-    COUNT,
     POSITIVE,
     RUNTIME,
     SCALING,
+    Integer,
     Options,
     Param,
     check_sample_weight,
@@ -24,6 +24,10 @@ from mondrian_learn._validation import (
 )
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._samplers import SAMPLING
+
+#: The largest penalty per row, C × sample_weight, given to liblinear (its inverse the
+#: least penalty of the heaviest row).
+MAX_PENALTY = 1e12
 
 
 class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
@@ -44,11 +48,13 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
     n_partitions : int, default=100
         Number m of random partitions.
     C : float, default=1.0
-        Inverse regularisation strength (> 0).
+        Inverse regularisation strength (> 0); C × the largest ``sample_weight`` within
+        [1e-12, 1e12] (beyond, the margin is hard already, or the data ignored, and liblinear
+        stalls).
     loss : {"hinge", "squared_hinge"}, default="squared_hinge"
         As scikit-learn's ``LinearSVC``.
     max_iter : int, default=1000
-        As scikit-learn's ``LinearSVC``.
+        As scikit-learn's ``LinearSVC`` (at most 2³¹ − 1, liblinear's integer).
     tol : float, default=1e-4
         As scikit-learn's ``LinearSVC``.
     scale_features, random_state, n_jobs
@@ -79,7 +85,7 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         **SAMPLING,
         "C": Param(1.0, *POSITIVE),
         "loss": Param("squared_hinge", Options({"hinge", "squared_hinge"})),
-        "max_iter": Param(1000, *COUNT),
+        "max_iter": Param(1000, Integer(low=1, high=2**31 - 1)),  # liblinear's C int
         "tol": Param(1e-4, *POSITIVE),
         **SCALING,
         **RUNTIME,
@@ -95,6 +101,14 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         check_classification_targets(y)
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
+        penalty = float(self.C) * (1.0 if weights is None else float(weights.max()))
+        if not 1.0 / MAX_PENALTY <= penalty <= MAX_PENALTY:
+            raise ValueError(
+                f"C × the largest sample_weight is {penalty:g}, outside [{1 / MAX_PENALTY:g}, "
+                f"{MAX_PENALTY:g}]: the SVM is a hard-margin one (or all margin) long before, "
+                "and liblinear's solvers stop making progress (C = 1e120 and C = 1e-200 ran for "
+                "minutes); change C or rescale sample_weight"
+            )
         rng, stages = self._sample_kernel(X, y)
         self.svm_ = LinearSVC(
             C=self.C,
