@@ -207,6 +207,20 @@ def ridge_predictions(Z: Any, y: np.ndarray, alpha: float, others: list[Any]) ->
     return [mean + np.asarray(other @ w).ravel() for other in others]
 
 
+def laplace_feature_maps(lifetime: float) -> dict[str, Callable[[int, int], Any]]:
+    """The three random feature maps of the Laplace kernel the paper compares (Figs. 5–6),
+    each ``make(m, seed)`` with m features, in the raw units of X (the figures' λ)."""
+    from mondrian_learn import MondrianKernelFeatures
+    from mondrian_learn.kernel.baselines import LaplaceFourierFeatures, RandomBinningFeatures
+
+    raw = {"scale_features": False}
+    return {
+        "Mondrian": lambda m, s: MondrianKernelFeatures(m, lifetime, random_state=s, **raw),
+        "random binning": lambda m, s: RandomBinningFeatures(m, lifetime, random_state=s, **raw),
+        "Fourier": lambda m, s: LaplaceFourierFeatures(m // 2, lifetime, random_state=s, **raw),
+    }
+
+
 def print_rule_header(header: str) -> None:
     """A table's header line and a rule of dashes as long."""
     print(header)

@@ -19,11 +19,14 @@ Usage::
 from __future__ import annotations
 
 import numpy as np
-from _common import experiment_parser, header, plot_errors_against_m, timed
+from _common import (
+    experiment_parser,
+    header,
+    laplace_feature_maps,
+    plot_errors_against_m,
+    timed,
+)
 from scipy.spatial.distance import cdist
-
-from mondrian_learn import MondrianKernelFeatures
-from mondrian_learn.kernel.baselines import LaplaceFourierFeatures, RandomBinningFeatures
 
 
 def max_error(Z: object, exact: np.ndarray) -> float:
@@ -47,17 +50,7 @@ def main() -> None:
     grid = np.unique(np.round(np.logspace(0, np.log10(args.max_m), 16)).astype(int))
     grid = grid[grid >= 2]  # Fourier features need M >= 2 (one frequency = two features)
     lam = args.lifetime
-    maps = {
-        "Mondrian": lambda m, s: MondrianKernelFeatures(
-            m, lam, scale_features=False, random_state=s
-        ),
-        "random binning": lambda m, s: RandomBinningFeatures(
-            m, lam, scale_features=False, random_state=s
-        ),
-        "Fourier": lambda m, s: LaplaceFourierFeatures(
-            m // 2, lam, scale_features=False, random_state=s
-        ),
-    }
+    maps = laplace_feature_maps(lam)
     errors = {name: np.zeros((args.repeats, len(grid))) for name in maps}
     seconds = {}
     for name, make in maps.items():

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from _common import (
     experiment_parser,
+    laplace_feature_maps,
     plot_errors_against_m,
     relative_error,
     ridge_predictions,
@@ -29,12 +30,7 @@ from _common import (
     timed,
 )
 
-from mondrian_learn import MondrianKernelFeatures
-from mondrian_learn.kernel.baselines import (
-    LaplaceFourierFeatures,
-    LaplaceKernelRidge,
-    RandomBinningFeatures,
-)
+from mondrian_learn.kernel.baselines import LaplaceKernelRidge
 
 
 def main() -> None:
@@ -51,17 +47,7 @@ def main() -> None:
     exact = model.predict(Xt)
     exact_error = relative_error(exact, yt)
     exact_rmse = float(np.sqrt(np.mean((exact - yt) ** 2)))
-    maps = {
-        "Mondrian": lambda m, s: MondrianKernelFeatures(
-            m, lam, scale_features=False, random_state=s
-        ),
-        "random binning": lambda m, s: RandomBinningFeatures(
-            m, lam, scale_features=False, random_state=s
-        ),
-        "Fourier": lambda m, s: LaplaceFourierFeatures(
-            m // 2, lam, scale_features=False, random_state=s
-        ),
-    }
+    maps = laplace_feature_maps(lam)
     errors = {n: np.zeros((args.repeats, len(args.m))) for n in maps}
     rmse = {n: np.zeros((args.repeats, len(args.m))) for n in maps}
     columns = {n: np.zeros((args.repeats, len(args.m)), dtype=int) for n in maps}

@@ -198,9 +198,8 @@ class OnlineMixin(EstimatorBase):
     def _update(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         """``partial_fit``'s work, with row weights for the models that take them."""
         if not hasattr(self, "model_"):
-            return self.fit(
-                X, y, **({} if sample_weight is None else {"sample_weight": sample_weight})
-            )
+            weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
+            return self.fit(X, y, **weighted)
         if not is_core_ready(X, y, self.n_features_in_) or hasattr(self, "feature_names_in_"):
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
         if sample_weight is None:

@@ -53,30 +53,59 @@ impl<'a> KernelSystem<'a> {
         }
     }
 
-    /// The preconditioner of this system (eq. 9–10): the clusters' weight `Σ_{j∈c} v_j`
-    /// (their sizes without row weights) is formed once here.
+    /// The preconditioner of this system (eq. 9–10), its per-cluster factors
+    /// `1/(σ² + s ‖u‖²)` formed once here (`‖u‖²` = Σ_{j∈c} v_j, the size without weights).
     pub fn preconditioner(self) -> ClusterPreconditioner<'a> {
-        let mass = self.row_scale.map(|d| {
-            let (n, kernel) = (self.kernel.n_points(), self.kernel);
-            let mut mass = vec![0.0; kernel.cluster_offsets()[kernel.n_partitions()]];
-            for (rho, labels) in kernel.labels().chunks_exact(n.max(1)).enumerate() {
-                let first = kernel.cluster_offsets()[rho];
-                for (&c, &di) in labels.iter().zip(d) {
-                    mass[first + c as usize] += di * di;
+        let kernel = self.kernel;
+        let factor = |mass: f64| 1.0 / (self.noise + self.scale * mass);
+        let factors = match self.row_scale {
+            None => kernel
+                .cluster_sizes()
+                .iter()
+                .map(|&size| factor(f64::from(size)))
+                .collect(),
+            Some(d) => {
+                let mut mass = vec![0.0; kernel.cluster_sizes().len()];
+                let n = kernel.n_points().max(1);
+                for (rho, labels) in kernel.labels().chunks_exact(n).enumerate() {
+                    let first = kernel.cluster_offsets()[rho];
+                    for (&c, &di) in labels.iter().zip(d) {
+                        mass[first + c as usize] += di * di;
+                    }
                 }
+                mass.into_iter().map(factor).collect()
             }
-            mass
-        });
-        ClusterPreconditioner { system: self, mass }
+        };
+        ClusterPreconditioner {
+            system: self,
+            factors,
+        }
     }
 
-    /// `D V` (the identity without a row scale).
-    fn scaled(&self, v: &[f64], k: usize, pool: &ThreadPool) -> Option<Vec<f64>> {
-        self.row_scale.map(|d| {
-            let mut out = v.to_vec();
-            scale_rows(&mut out, k, d, pool);
-            out
-        })
+    /// `out = D P D v` with P the kernel's product (`factors`: per cluster, without the
+    /// `1/m`; None: `K̂`) and D the row scale (the identity when None).
+    fn product(
+        &self,
+        v: &[f64],
+        k: usize,
+        out: &mut [f64],
+        factors: Option<&[f64]>,
+        pool: &ThreadPool,
+    ) -> Result<()> {
+        let scaled = self.row_scale.map(|d| {
+            let mut dv = v.to_vec();
+            scale_rows(&mut dv, k, d, pool);
+            dv
+        });
+        let v = scaled.as_deref().unwrap_or(v);
+        match factors {
+            None => self.kernel.matmul(v, k, out, pool)?,
+            Some(f) => self.kernel.matmul_by_cluster(v, k, out, f, pool)?,
+        }
+        if let Some(d) = self.row_scale {
+            scale_rows(out, k, d, pool);
+        }
+        Ok(())
     }
 }
 
@@ -96,13 +125,7 @@ impl LinearOperator for KernelSystem<'_> {
 
     fn apply(&self, v: &[f64], k: usize, out: &mut [f64], pool: &ThreadPool) -> Result<()> {
         check_block(self.dim(), v, k, out)?;
-        match (self.scaled(v, k, pool), self.row_scale) {
-            (Some(dv), Some(d)) => {
-                self.kernel.matmul(&dv, k, out, pool)?;
-                scale_rows(out, k, d, pool);
-            }
-            _ => self.kernel.matmul(v, k, out, pool)?,
-        }
+        self.product(v, k, out, None, pool)?;
         let (s, noise) = (self.scale, self.noise);
         zip_rows(out, k, v, k, pool, |out, v| {
             out.iter_mut()
@@ -114,10 +137,10 @@ impl LinearOperator for KernelSystem<'_> {
 }
 
 /// `v ↦ (1/m) Σ_ρ (s D K_ρ D + σ² I)⁻¹ v` for the system it was made from (eq. 9–10; see
-/// the module notes); `mass` holds each cluster's `Σ v_j` when there are row weights.
+/// the module notes), with one factor `1/(σ² + s ‖u‖²)` per cluster of all partitions.
 pub struct ClusterPreconditioner<'a> {
     system: KernelSystem<'a>,
-    mass: Option<Vec<f64>>,
+    factors: Vec<f64>,
 }
 
 impl LinearOperator for ClusterPreconditioner<'_> {
@@ -131,20 +154,9 @@ impl LinearOperator for ClusterPreconditioner<'_> {
             kernel,
             scale: s,
             noise,
-            row_scale,
+            ..
         } = self.system;
-        let sizes = kernel.cluster_sizes();
-        match (&self.mass, row_scale, self.system.scaled(v, k, pool)) {
-            (Some(mass), Some(d), Some(dv)) => {
-                let per_cluster = move |c: usize| 1.0 / (noise + s * mass[c]);
-                kernel.matmul_by_cluster(&dv, k, out, &per_cluster, pool)?;
-                scale_rows(out, k, d, pool);
-            }
-            _ => {
-                let per_cluster = move |c: usize| 1.0 / (noise + s * f64::from(sizes[c]));
-                kernel.matmul_by_cluster(v, k, out, &per_cluster, pool)?;
-            }
-        }
+        self.system.product(v, k, out, Some(&self.factors), pool)?;
         let m = kernel.n_partitions() as f64;
         let c = s / (m * noise);
         zip_rows(out, k, v, k, pool, |out, v| {

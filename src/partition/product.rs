@@ -68,15 +68,15 @@ impl PartitionKernel {
         Ok(())
     }
 
-    /// `out = Σ_ρ G_ρ diag(f(c)) G_ρᵀ V`: like [`matmul`](Self::matmul) without the `1/m`,
-    /// each cluster's sum multiplied by `f` of the cluster's index among all partitions'
-    /// clusters (`cluster_offsets()[ρ] + c`; the preconditioner's closed form).
+    /// `out = Σ_ρ G_ρ diag(f) G_ρᵀ V`: like [`matmul`](Self::matmul) without the `1/m`,
+    /// each cluster's sum multiplied by its factor in `f`, one per cluster of all partitions
+    /// in order (partition ρ's from `cluster_offsets()[ρ]`; the preconditioner's closed form).
     pub fn matmul_by_cluster(
         &self,
         v: &[f64],
         k: usize,
         out: &mut [f64],
-        f: &(dyn Fn(usize) -> f64 + Sync),
+        f: &[f64],
         pool: &ThreadPool,
     ) -> Result<()> {
         check_blocks((self.n_points, v), k, (self.n_points, out))?;
@@ -166,7 +166,7 @@ impl PartitionKernel {
         k: usize,
         dst: Side<'_>,
         out: &mut [f64],
-        f: Option<&(dyn Fn(usize) -> f64 + Sync)>,
+        f: Option<&[f64]>,
         pool: &ThreadPool,
     ) {
         out.fill(0.0);
@@ -224,7 +224,7 @@ impl PartitionKernel {
         src: Side<'_>,
         v: &[f64],
         k: usize,
-        f: Option<&(dyn Fn(usize) -> f64 + Sync)>,
+        f: Option<&[f64]>,
     ) {
         let rows = chunk_rows(k, src.n, 1);
         let mut first = 0;
@@ -241,9 +241,8 @@ impl PartitionKernel {
         }
         if let Some(f) = f {
             for (rho, sums) in task.iter_mut() {
-                let first = self.cluster_start[*rho];
-                for (c, s) in sums.chunks_exact_mut(k).enumerate() {
-                    let factor = f(first + c);
+                let factors = &f[self.cluster_start[*rho]..self.cluster_start[*rho + 1]];
+                for (s, &factor) in sums.chunks_exact_mut(k).zip(factors) {
                     s.iter_mut().for_each(|x| *x *= factor);
                 }
             }

@@ -143,7 +143,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         check_weighted_target_scale(y, weights)
         rng, stages = self._sample_kernel(X, y)
         self.sample_weight_ = weights
-        self.y_mean_ = float(y.mean() if weights is None else np.average(y, weights=weights))
+        self.y_mean_ = float(np.average(y, weights=weights))
         centred = y - self.y_mean_
         probe_seed = draw_seed(rng)
         if signal is None or noise is None:
@@ -199,7 +199,8 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
             64 at a time.
         return_cov : bool, default=False
             Also return the joint covariance ``s K̂** + σ² I − s² K̂*ᵀ (s K̂ + σ² I)⁻¹ K̂*``
-            (the same CG solves; O(n_samples · N) memory). Between two new points K̂** is the
+            (``σ² V⁻¹`` in the inverse with ``sample_weight``; the same CG solves,
+            O(n_samples · N) memory). Between two new points K̂** is the
             fraction of partitions that put both in the cluster of the same training points,
             weighted as in ``kernel_.features`` (``φ(x)·φ(x')``); a point alone in a cluster
             (no training point, or separated by the conditional Mondrian) is counted as
@@ -235,8 +236,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
                 "return_cov holds k* and (s K̂ + σ² I)⁻¹ k* for every point, and the covariance",
             )
         var = np.empty(n)
-        explained = np.empty((n, n)) if return_cov else None
-        k_blocks = []
+        k_blocks, z_blocks = [], []  # kept for the covariance only
         for start in range(0, n, 64):
             part = slice(start, start + 64)
             w = None if weights is None else np.ascontiguousarray(weights[:, part])
@@ -253,13 +253,12 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
                     stacklevel=2,
                 )
             var[part] = s + noise - np.einsum("ij,ij->j", k_star, z)
-            if explained is not None:
-                k_blocks.append((part, k_star, z))
-        if explained is None:
+            if return_cov:
+                k_blocks.append(k_star)
+                z_blocks.append(z)
+        if not return_cov:
             return mean, np.sqrt(np.maximum(var, noise))
-        for part, _, z in k_blocks:
-            for other, k_other, _ in k_blocks:
-                explained[part, other] = z.T @ k_other
+        explained = np.hstack(z_blocks).T @ np.hstack(k_blocks)
         features = kernel.features(X)
         prior = np.asarray((features @ features.T).todense())
         prior[np.diag_indices(n)] = 1.0
