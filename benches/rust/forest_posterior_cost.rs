@@ -73,7 +73,7 @@ fn main() {
         let forest = MondrianForest::new(params, D, 0).expect("valid");
         let mut model = ForestRegressor::new(forest);
         model
-            .fit(&x.view(), &y.view(), &how, |_| Ok(()))
+            .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
             .expect("fit");
         black_box(model);
     });

@@ -35,6 +35,19 @@ def checkpoint_arguments(
     return None, [float(v) for v in grid]
 
 
+def held_out_rows(
+    X: np.ndarray, y: np.ndarray, fraction: float, random_state: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`held_out_split` of the distinct rows of ``(X, y)``, taken in lexicographic order:
+    rows that repeat one another fall in the same share, so that no row is scored against its
+    own copy, and neither the order of the rows nor their repetition moves the split (a row of
+    integer weight w splits as the row repeated w times)."""
+    distinct, group = np.unique(np.column_stack([X, y]), axis=0, return_inverse=True)
+    train, held_out = held_out_split(len(distinct), fraction, random_state)
+    group = group.reshape(-1)
+    return np.flatnonzero(np.isin(group, train)), np.flatnonzero(np.isin(group, held_out))
+
+
 def held_out_split(n: int, fraction: float, random_state: Any) -> tuple[np.ndarray, np.ndarray]:
     """Sorted indices of the training and the held-out rows among ``n``: ``fraction`` of them
     (at least one of each) held out, drawn by ``random_state``."""

@@ -170,27 +170,6 @@ const MAX_TARGET: f64 = 1e150;
 
 /// Errors unless there are rows (`n_rows` of them) with one finite target each, none beyond
 /// ±[`MAX_TARGET`].
-/// An error unless `weights` holds `n_rows` finite values in (0, 1e150]: the weighted sums
-/// of the models stay finite and their logarithms defined (a zero weight removes a row; the
-/// estimators drop such rows before the core sees them).
-pub fn check_weights(n_rows: usize, weights: &ArrayView1<f64>) -> Result<()> {
-    if weights.len() != n_rows {
-        return Err(Error::InvalidInput(format!(
-            "X has {n_rows} rows but sample_weight has {} values",
-            weights.len()
-        )));
-    }
-    if let Some(v) = weights
-        .iter()
-        .find(|v| !(v.is_finite() && **v > 0.0 && **v <= MAX_TARGET))
-    {
-        return Err(Error::InvalidInput(format!(
-            "sample_weight must hold positive finite values up to {MAX_TARGET:e}, got {v:e}"
-        )));
-    }
-    Ok(())
-}
-
 pub fn check_targets(n_rows: usize, y: &ArrayView1<f64>) -> Result<()> {
     if n_rows != y.len() {
         return Err(Error::InvalidInput(format!(

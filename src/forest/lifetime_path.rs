@@ -18,6 +18,14 @@ use crate::parallel::Interrupt;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 
+/// Validation rows of a lifetime path: points, targets (or class indices) and optional row
+/// weights.
+pub type Validation<'a, Y> = (
+    &'a ndarray::ArrayView2<'a, f64>,
+    &'a ndarray::ArrayView1<'a, Y>,
+    Option<&'a ndarray::ArrayView1<'a, f64>>,
+);
+
 /// One point set's predictions along the path: every point starts at the root of every tree.
 pub trait PathState {
     /// Point `point` of tree `tree` moves from node `from` to its child `to`.

@@ -13,6 +13,7 @@ pub mod data;
 pub mod lifetime_path;
 pub mod regression;
 mod stored;
+pub mod weights;
 
 use crate::error::{Error, Result};
 use crate::input_map::InputMap;

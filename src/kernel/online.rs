@@ -12,7 +12,8 @@
 use super::features::{is_pruned_leaf, NO_COLUMN};
 use super::ridge::KernelRidge;
 use crate::error::{Error, Result};
-use crate::forest::data::{check_targets, check_weights};
+use crate::forest::data::check_targets;
+use crate::forest::weights::check_weights;
 use crate::mondrian::policy::PureMondrian;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;

@@ -15,7 +15,8 @@
 use super::features::{transform, FeatureMap};
 use super::gram::{gram_packed, row_columns};
 use crate::error::{Error, Result};
-use crate::forest::data::{check_targets, check_weights};
+use crate::forest::data::check_targets;
+use crate::forest::weights::check_weights;
 use crate::forest::MondrianForest;
 use crate::linalg::cholesky::Cholesky;
 use crate::linalg::dot;

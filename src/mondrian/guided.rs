@@ -15,8 +15,9 @@ use super::policy::{uniform_in, Block, SplitPolicy};
 use crate::rng::{weighted_index, TreeRng};
 
 /// How labels are summarised and compared on the two sides of a candidate cut. Statistics
-/// are `width()` numbers (a class histogram; n, Σy, Σy²) that add up over sets of points, so
-/// the guided cut keeps them in flat buffers it reuses.
+/// are `width()` numbers (a class histogram; n, Σy) that add up over sets of weighted points
+/// (a point of weight w counts as w copies: [`crate::forest::weights`]), so the guided cut
+/// keeps them in flat buffers it reuses.
 pub trait Impurity: Sync {
     /// The number of values in a set's statistics.
     fn width(&self) -> usize;
@@ -24,20 +25,30 @@ pub trait Impurity: Sync {
     /// The label of training point `point` (a class index or a target), as a number.
     fn label(&self, point: u32) -> f64;
 
-    /// Adds a point with label `label` to `stats` (`width()` values).
-    fn add(&self, stats: &mut [f64], label: f64);
+    /// The weight of training point `point`.
+    fn weight(&self, point: u32) -> f64;
+
+    /// Adds a point with label `label` and weight `weight` to `stats` (`width()` values).
+    fn add(&self, stats: &mut [f64], label: f64, weight: f64);
 
     /// A score that increases with the impurity decrease of splitting the points of `both`
     /// into `left` and the rest (only its order between candidates of one block matters).
     fn score(&self, left: &[f64], both: &[f64]) -> f64;
+
+    /// A bound on the terms whose differences make a score, for the block with the labels
+    /// and weights `labels`, `weights` and statistics `both`: scores of one block that differ
+    /// by less than [`TIE`] times this are equal up to rounding.
+    fn magnitude(&self, labels: &[f64], weights: &[f64], both: &[f64]) -> f64;
 }
 
 /// Buffers of a guided cut, kept per thread: every split of a fit would otherwise allocate
 /// them anew.
 #[derive(Default)]
 struct Scratch {
-    /// The block's labels in the order of its points, read once from scattered memory.
+    /// The block's labels and weights in the order of its points, read once from scattered
+    /// memory.
     labels: Vec<f64>,
+    weights: Vec<f64>,
     both: Vec<f64>,
     left: Vec<f64>,
     bins: Vec<f64>,
@@ -48,6 +59,15 @@ struct Scratch {
 
 /// Copies of the bins filled in turn by consecutive points (see `guided_cut`).
 const LANES: usize = 4;
+
+/// Relative difference (of [`Impurity::magnitude`]) below which two candidates' scores count
+/// as tied, the earlier draw winning. Candidates in different dimensions that split a block's
+/// points alike have the same score in exact arithmetic, but their sums run over the points in
+/// another order and round differently; left to rounding, the choice between them would depend
+/// on the order and the multiplicity of the rows (a row of weight 2 against the row repeated),
+/// not on the data. Rounding of sums of a few hundred thousand terms stays far below it, real
+/// differences between distinct splits far above.
+pub const TIE: f64 = 1e-10;
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
@@ -118,11 +138,15 @@ impl<P: SplitPolicy, I: Impurity> Guided<P, I> {
         s.labels.clear();
         s.labels
             .extend(block.points.iter().map(|&i| self.impurity.label(i)));
+        s.weights.clear();
+        s.weights
+            .extend(block.points.iter().map(|&i| self.impurity.weight(i)));
         s.both.clear();
         s.both.resize(w, 0.0);
-        for &label in &s.labels {
-            self.impurity.add(&mut s.both, label);
+        for (&label, &weight) in s.labels.iter().zip(&s.weights) {
+            self.impurity.add(&mut s.both, label, weight);
         }
+        let tie = TIE * self.impurity.magnitude(&s.labels, &s.weights, &s.both);
         let mut best = (f64::NEG_INFINITY, 0, block.lower[0]);
         for attempt in 0..self.guidance.tries {
             let dim = weighted_index(rng, extents(), block.linear_dimension);
@@ -142,20 +166,20 @@ impl<P: SplitPolicy, I: Impurity> Guided<P, I> {
             let size = (q + 1) * w;
             s.bins.clear();
             s.bins.resize(LANES * size, 0.0);
-            let (labels, rows) = (&s.labels, block.rows.chunks_exact(d));
-            for (lane, (&label, row)) in labels.iter().zip(rows).enumerate() {
+            let (labels, rows) = (s.labels.iter().zip(&s.weights), block.rows.chunks_exact(d));
+            for (lane, ((&label, &weight), row)) in labels.zip(rows).enumerate() {
                 let v = row[dim];
                 let bin = s.sorted.iter().filter(|&&c| c < v).count();
                 let at = (lane % LANES) * size + bin * w;
-                self.impurity.add(&mut s.bins[at..at + w], label);
+                self.impurity.add(&mut s.bins[at..at + w], label, weight);
             }
             let (first, others) = s.bins.split_at_mut(size);
             for other in others.chunks_exact(size) {
                 first.iter_mut().zip(other).for_each(|(a, b)| *a += b);
             }
-            // Every candidate's score; ties go to the earlier draw, then to the earlier try.
-            // A score that is not a number (overflowing targets) ranks lowest, and the first
-            // try always yields a cut inside the box.
+            // Every candidate's score; ties (within `tie`) go to the earlier draw, then to the
+            // earlier try. A score that is not a number (overflowing targets) ranks lowest,
+            // and the first try always yields a cut inside the box.
             s.left.clear();
             s.left.resize(w, 0.0);
             let mut in_try = (f64::NEG_INFINITY, usize::MAX);
@@ -167,11 +191,11 @@ impl<P: SplitPolicy, I: Impurity> Guided<P, I> {
                 } else {
                     score
                 };
-                if score > in_try.0 || (score == in_try.0 && k < in_try.1) {
+                if score > in_try.0 + tie || (score >= in_try.0 - tie && k < in_try.1) {
                     in_try = (score, k);
                 }
             }
-            if attempt == 0 || in_try.0 > best.0 {
+            if attempt == 0 || in_try.0 > best.0 + tie {
                 best = (in_try.0, dim, cuts[in_try.1]);
             }
         }
@@ -195,10 +219,13 @@ mod tests {
         fn label(&self, i: u32) -> f64 {
             f64::from(u8::from(self.0[2 * i as usize] > 0.6))
         }
-        fn add(&self, s: &mut [f64], y: f64) {
-            s[0] += 1.0;
-            s[1] += y;
-            s[2] += y * y;
+        fn weight(&self, _: u32) -> f64 {
+            1.0
+        }
+        fn add(&self, s: &mut [f64], y: f64, w: f64) {
+            s[0] += w;
+            s[1] += w * y;
+            s[2] += w * y * y;
         }
         fn score(&self, left: &[f64], both: &[f64]) -> f64 {
             let sse = |s: &[f64]| {
@@ -210,6 +237,9 @@ mod tests {
             };
             let right = [both[0] - left[0], both[1] - left[1], both[2] - left[2]];
             sse(both) - sse(left) - sse(&right)
+        }
+        fn magnitude(&self, _: &[f64], _: &[f64], both: &[f64]) -> f64 {
+            both[2]
         }
     }
 

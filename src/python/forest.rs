@@ -86,12 +86,16 @@ pub(super) fn prepare(model: &mut ForestModel, pool: &ThreadPool) -> Result<()> 
 const REGRESSION: [&str; 2] = ["mse", "nlpd"];
 const CLASSIFICATION: [&str; 2] = ["log_loss", "accuracy"];
 
-/// Validation points with their targets of the model's kind (None without points; an error
-/// when the targets are of the other kind).
-fn paired<'a, X, Y>(x: Option<&'a X>, y: Option<&'a Y>) -> Result<Option<(&'a X, &'a Y)>> {
+/// Validation points with their targets of the model's kind and optional weights (None without
+/// points; an error when the targets are of the other kind).
+fn paired<'a, X, Y, W>(
+    x: Option<&'a X>,
+    y: Option<&'a Y>,
+    w: Option<&'a W>,
+) -> Result<Option<(&'a X, &'a Y, Option<&'a W>)>> {
     match (x, y) {
         (None, _) => Ok(None),
-        (Some(x), Some(y)) => Ok(Some((x, y))),
+        (Some(x), Some(y)) => Ok(Some((x, y, w))),
         (Some(_), None) => Err(Targets::mismatch()),
     }
 }
@@ -156,8 +160,9 @@ impl Forest {
     }
 
     /// Batch fit of `n_trees` trees, `slice` at a time; `progress(done)` is called between
-    /// slices. `y`: float64 targets (regression) or uint32 class indices (classification).
-    #[pyo3(signature = (x, y, n_trees, n_jobs, slice, progress=None))]
+    /// slices. `y`: float64 targets (regression) or uint32 class indices (classification);
+    /// `weights`: optional row weights (frequencies).
+    #[pyo3(signature = (x, y, n_trees, n_jobs, slice, progress=None, weights=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
         &self,
@@ -168,36 +173,46 @@ impl Forest {
         n_jobs: usize,
         slice: usize,
         progress: Option<Py<PyAny>>,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
         let x = x.as_array();
         let y = Targets::of(&y);
         let (values, labels) = (y.values(), y.labels());
+        let w = weights.as_ref().map(|w| w.as_array());
         self.inner.write(py, n_jobs, Length::Long, |model, call| {
             let how = call.growing(n_trees, slice);
             let report = |done| call.notify(&progress, &[done]);
             match (model, values, labels) {
-                (ForestModel::Regressor(m), Some(y), _) => m.fit(&x, &y, &how, report),
-                (ForestModel::Classifier(m), _, Some(y)) => m.fit(&x, &y, &how, report),
+                (ForestModel::Regressor(m), Some(y), _) => m.fit(&x, &y, w.as_ref(), &how, report),
+                (ForestModel::Classifier(m), _, Some(y)) => m.fit(&x, &y, w.as_ref(), &how, report),
                 _ => Err(Targets::mismatch()),
             }
         })
     }
 
-    /// Online update with new points (conditional Mondrian extension of every tree).
+    /// Online update with new points (conditional Mondrian extension of every tree), rows
+    /// weighted by `weights` when given.
+    #[pyo3(signature = (x, y, n_jobs, weights=None))]
     fn partial_fit(
         &self,
         py: Python<'_>,
         x: PyReadonlyArray2<'_, f64>,
         y: Bound<'_, PyAny>,
         n_jobs: usize,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
         let x = x.as_array();
         let y = Targets::of(&y);
         let (values, labels) = (y.values(), y.labels());
+        let w = weights.as_ref().map(|w| w.as_array());
         self.inner.write(py, n_jobs, Length::Short, |model, call| {
             match (model, values, labels) {
-                (ForestModel::Regressor(m), Some(y), _) => m.partial_fit(&x, &y, call.pool),
-                (ForestModel::Classifier(m), _, Some(y)) => m.partial_fit(&x, &y, call.pool),
+                (ForestModel::Regressor(m), Some(y), _) => {
+                    m.partial_fit(&x, &y, w.as_ref(), call.pool)
+                }
+                (ForestModel::Classifier(m), _, Some(y)) => {
+                    m.partial_fit(&x, &y, w.as_ref(), call.pool)
+                }
                 _ => Err(Targets::mismatch()),
             }
         })
@@ -223,9 +238,10 @@ impl Forest {
     }
 
     /// The lifetime path of the pruned forests (`forest::lifetime_path`) on the training
-    /// points and optional validation data (`y_val`: float64 targets or uint32 classes), at
-    /// `n_checkpoints` evenly spread cuts or at `lifetimes` (neither: after every cut).
-    #[pyo3(signature = (x_val, y_val, n_checkpoints, lifetimes, n_jobs, progress=None))]
+    /// points and optional validation data (`y_val`: float64 targets or uint32 classes;
+    /// `w_val`: their row weights), at `n_checkpoints` evenly spread cuts or at `lifetimes`
+    /// (neither: after every cut).
+    #[pyo3(signature = (x_val, y_val, n_checkpoints, lifetimes, n_jobs, progress=None, w_val=None))]
     #[allow(clippy::too_many_arguments)]
     fn lifetime_path<'py>(
         &self,
@@ -236,8 +252,10 @@ impl Forest {
         lifetimes: Option<Vec<f64>>,
         n_jobs: usize,
         progress: Option<Py<PyAny>>,
+        w_val: Option<PyReadonlyArray1<'py, f64>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let checkpoints = Checkpoints::from_options(n_checkpoints, lifetimes);
+        let w_val = w_val.as_ref().map(|w| w.as_array());
         let x_val = x_val.as_ref().map(|x| x.as_array());
         let y_val = y_val.as_ref().map(Targets::of);
         let (values, labels) = match &y_val {
@@ -261,12 +279,12 @@ impl Forest {
                 let x = x_val.as_ref();
                 match model {
                     ForestModel::Regressor(m) => {
-                        let validation = paired(x, values.as_ref())?;
+                        let validation = paired(x, values.as_ref(), w_val.as_ref())?;
                         let path = m.lifetime_path(validation, &checkpoints, pool, stop, report);
                         Ok((path?, REGRESSION))
                     }
                     ForestModel::Classifier(m) => {
-                        let validation = paired(x, labels.as_ref())?;
+                        let validation = paired(x, labels.as_ref(), w_val.as_ref())?;
                         let path = m.lifetime_path(validation, &checkpoints, pool, stop, report);
                         Ok((path?, CLASSIFICATION))
                     }
@@ -297,7 +315,7 @@ impl Forest {
         &self,
         py: Python<'py>,
         index: usize,
-    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let (k, counts) = self
             .inner
             .peek(py, |model| {

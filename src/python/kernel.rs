@@ -230,7 +230,7 @@ impl KernelRidge {
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
             crate::forest::data::check_targets(x.nrows(), &y)?;
             if let Some(w) = &weights {
-                crate::forest::data::check_weights(x.nrows(), w)?;
+                crate::forest::weights::check_weights(x.nrows(), w)?;
             }
             let how = call.growing(n_trees, slice);
             let forest = grow_forest(&x, lifetime, seed, &how, |done| {

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from mondrian_learn._base import EstimatorBase, OnlineMixin, restore_on_failure
+from mondrian_learn._base import EstimatorBase, OnlineMixin, document, restore_on_failure
 from mondrian_learn._lifetime_path import checkpoint_arguments
 from mondrian_learn._progress import PathProgress, grow_trees
 from mondrian_learn._validation import (
@@ -24,6 +24,8 @@ from mondrian_learn._validation import (
     _is_integer,
     as_core_array,
     check_memory,
+    check_sample_weight,
+    check_weighted_target_scale,
     draw_seed,
 )
 from mondrian_learn.forest._inspection import InspectionMixin
@@ -75,29 +77,34 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         raise NotImplementedError
 
     @restore_on_failure
-    def fit(self, X: Any, y: Any) -> Any:
+    @document("X", "y", "sample_weight")
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         """Sample ``n_estimators`` Mondrian trees on ``X`` (in parallel) and fit the leaves.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training points (finite values).
-        y : array-like of shape (n_samples,)
-            Targets.
+        Row weights are frequencies: a row of weight w counts as w copies of itself in
+        every statistic of the leaves (sums and class counts, the label-guided cuts'
+        impurities, the prior's hyper-parameters), so integer weights equal repeated rows; the
+        trees' boxes depend on the rows of positive weight only, and ``min_samples_split``
+        counts rows, as scikit-learn's trees do."""
+        return self._fit(X, y, sample_weight=sample_weight)
 
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        return self._fit(X, y)
-
-    def _fit(self, X: Any, y: Any, classes: Any = None, lifetime: float | None = None) -> Any:
+    def _fit(
+        self,
+        X: Any,
+        y: Any,
+        classes: Any = None,
+        lifetime: float | None = None,
+        sample_weight: Any = None,
+    ) -> Any:
         """``fit``, with the classes a stream declares (classifiers' first ``partial_fit``) and
         a lifetime other than the parameter's (the refit of a lifetime search)."""
         self._validate_params()
         n_jobs = self._threads()
         X, y = self._training_data(X, y, reset=True, classes=classes)
+        weights, keep = check_sample_weight(sample_weight, X.shape[0])
+        X, y = X[keep], y[keep]
+        if y.dtype == np.float64:  # regression targets (class indices cannot overflow)
+            check_weighted_target_scale(y, weights)
         n, d = X.shape
         check_memory(
             "n_estimators",
@@ -113,17 +120,22 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
             n_jobs,
             self.verbose,
             lambda slice_size, progress: model.fit(
-                X, y, self.n_estimators, n_jobs, slice_size, progress
+                X, y, self.n_estimators, n_jobs, slice_size, progress, weights
             ),
         )
-        self._finish_fit(model, y, n_jobs)
+        self._finish_fit(model, y, weights, n_jobs)
         self.model_ = model
         return self
 
-    def _finish_fit(self, model: Any, y: np.ndarray, n_jobs: int) -> None:
-        """Work on the fitted core model before it is kept (none by default)."""
+    def _finish_fit(
+        self, model: Any, y: np.ndarray, weights: np.ndarray | None, n_jobs: int
+    ) -> None:
+        """Work on the fitted core model (rows weighted by ``weights``) before it is kept
+        (none by default)."""
 
-    def lifetime_path(self, X: Any = None, y: Any = None, lifetimes: Any = 100) -> dict[str, Any]:
+    def lifetime_path(
+        self, X: Any = None, y: Any = None, lifetimes: Any = 100, sample_weight: Any = None
+    ) -> dict[str, Any]:
         """Scores of the forest pruned at every lifetime λ ∈ [0, Λ] (Balog's report §4.1).
 
         The forest at λ keeps the cuts born by λ (a Mondrian tree pruned at λ is a Mondrian
@@ -143,6 +155,9 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         lifetimes : int, array-like or None, default=100
             An int k: at λ = 0 and after every ⌈n_cuts/k⌉-th cut; an array: at those
             lifetimes (within the forest's); None: after every cut.
+        sample_weight : float or array-like of shape (n_samples,), default=None
+            Weights of the validation rows in the validation scores (weighted means; a zero
+            weight drops its row). The training scores weigh the rows as ``fit`` did.
 
         Returns
         -------
@@ -157,13 +172,17 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         n_checkpoints, grid = checkpoint_arguments(lifetimes, self.model_.lifetime)
         if (X is None) != (y is None):
             raise ValueError("give both X and y for validation, or neither")
+        if X is None and sample_weight is not None:
+            raise ValueError("sample_weight weighs validation rows: give X and y too")
+        weights = None
         if X is not None:
             X, y = self._training_data(X, y, reset=False)
-            X = as_core_array(X)
+            weights, keep = check_sample_weight(sample_weight, X.shape[0])
+            X, y = as_core_array(X[keep]), y[keep]
         with PathProgress("cuts", self.verbose) as progress:
             return dict(
                 self.model_.lifetime_path(
-                    X, y, n_checkpoints, grid, self._threads(), progress.callback
+                    X, y, n_checkpoints, grid, self._threads(), progress.callback, weights
                 )
             )
 

@@ -17,6 +17,7 @@ from mondrian_learn._validation import (
     Param,
     Real,
     as_core_array,
+    check_sample_weight,
     is_core_ready,
 )
 from mondrian_learn.forest._base import MondrianForestBase
@@ -165,10 +166,13 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         )
 
     @restore_on_failure
-    def partial_fit(self, X: Any, y: Any, classes: Any = None) -> MondrianForestClassifier:
+    def partial_fit(
+        self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None
+    ) -> MondrianForestClassifier:
         """Add points online: the trees are extended by the conditional Mondrian (NIPS 2014,
         "ExtendMondrianBlock"; a pure leaf that receives another class resumes splitting) and
-        the class counts updated along the new points' paths.
+        the class counts updated along the new points' paths (rows weighted as in
+        :meth:`fit`).
 
         Parameters
         ----------
@@ -179,6 +183,8 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         classes : array-like of shape (n_classes,), default=None
             Every class the stream will hold: required on the first call (as for
             scikit-learn's online classifiers), ignored afterwards.
+        sample_weight : float or array-like of shape (n_samples,), default=None
+            Row weights (frequencies, see :meth:`fit`); a zero weight drops its row.
 
         Returns
         -------
@@ -188,10 +194,16 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         if not hasattr(self, "model_"):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")
-            return self._fit(X, y, classes=classes)
+            return self._fit(X, y, classes=classes, sample_weight=sample_weight)
         if not is_core_ready(X, None, self.n_features_in_) or hasattr(self, "feature_names_in_"):
             X, y = validate_data(self, X, y, dtype=np.float64, reset=False)
-        self.model_.partial_fit(as_core_array(X), self._class_indices(y), self._threads())
+        if sample_weight is None:
+            self.model_.partial_fit(as_core_array(X), self._class_indices(y), self._threads())
+            return self
+        weights, keep = check_sample_weight(sample_weight, len(X))
+        if weights is not None and len(weights):
+            X, y = as_core_array(np.asarray(X)[keep]), self._class_indices(np.asarray(y)[keep])
+            self.model_.partial_fit(X, y, self._threads(), weights)
         return self
 
     @document("X", returns="proba : ndarray of shape (n_samples, n_classes)")
@@ -215,7 +227,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
 
     def _impurity_decrease(self, index: int) -> np.ndarray:
         """Per node: n_j H(j) − n_l H(l) − n_r H(r), H the entropy of the class counts."""
-        counts = self.model_.node_counts(self._check_tree_index(index)).astype(np.float64)
+        counts = self.model_.node_counts(self._check_tree_index(index))
         n = counts.sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             p = counts / n[:, None]
@@ -238,9 +250,10 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
 
         Returns
         -------
-        counts : ndarray of shape (n_nodes, n_classes)
-            Training points of each class in each node (node order of :meth:`tree_arrays`,
-            class order of ``classes_``).
+        counts : ndarray of shape (n_nodes, n_classes), dtype float64
+            Training points of each class in each node, weighted by ``sample_weight`` (their
+            number without weights; node order of :meth:`tree_arrays`, class order of
+            ``classes_``).
         """
         check_is_fitted(self)
         return self.model_.node_counts(self._check_tree_index(index))

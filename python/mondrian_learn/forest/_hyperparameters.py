@@ -27,7 +27,7 @@ RELATIVE_BOUNDS = {"gamma1": (1e-6, 1e6), "gamma2": (1e-4, 1e4), "noise_variance
 
 
 def select_prior(
-    model: Any, rule: str, free: list[str], y_variance: float, n_jobs: int, n_rows: int
+    model: Any, rule: str, free: list[str], y_variance: float, n_jobs: int, n_rows: float
 ) -> dict[str, float]:
     """Maximise ``rule``'s criterion over the hyper-parameters ``free``, starting from the
     prior the model holds (the heuristic's values, and the caller's where fixed).
@@ -46,9 +46,12 @@ def select_prior(
     free : list of str
         The names (from ``FREE``) the caller left to be chosen; the prior mean stays fixed.
     y_variance : float
-        Variance of the training targets (the scale of the search box).
-    n_jobs, n_rows : int
-        Threads, and training rows (to normalise the criterion).
+        (Weighted) variance of the training targets (the scale of the search box).
+    n_jobs : int
+        Threads.
+    n_rows : float
+        Σ of the training rows' weights, their number when unweighted (to normalise the
+        criterion).
 
     Returns
     -------
@@ -95,9 +98,11 @@ def select_prior(
         if best[free.index("noise_variance")] <= low + 1e-3:
             warnings.warn(
                 f"hyperparameters={rule!r}: the criterion grows without bound as "
-                "noise_variance → 0 (leaves whose targets are all equal); noise_variance "
-                f"stopped at its floor {np.exp(low):.3g} (1e-6 × var(y)). Pass a "
-                "noise_variance, a larger min_samples_split or hyperparameters='heuristic'.",
+                "noise_variance → 0 (leaves whose targets are all equal; a row of "
+                "sample_weight > 1 alone in its leaf counts as that many equal targets); "
+                f"noise_variance stopped at its floor {np.exp(low):.3g} (1e-6 × var(y)). Pass "
+                "a noise_variance, a larger min_samples_split or hyperparameters='heuristic' "
+                "(or 'leave_one_out' with sample_weight).",
                 UserWarning,
                 stacklevel=6,
             )

@@ -11,14 +11,16 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import restore_on_failure
-from mondrian_learn._lifetime_path import LIFETIMES, VALIDATION_FRACTION, held_out_split
-from mondrian_learn._validation import Options, Param
+from mondrian_learn._lifetime_path import LIFETIMES, VALIDATION_FRACTION, held_out_rows
+from mondrian_learn._validation import Options, Param, check_sample_weight
 from mondrian_learn.forest._base import MondrianForestBase
 from mondrian_learn.forest._classifier import MondrianForestClassifier
 from mondrian_learn.forest._regressor import MondrianForestRegressor
 
 SEARCH_NOTES = """
-    ``fit`` holds out ``validation_fraction`` of the rows, fits the forest with the lifetime
+    ``fit`` holds out ``validation_fraction`` of the distinct rows (copies of a row stay
+    together, so none is scored against its own copy; the rows' order does not move the
+    split), fits the forest with the lifetime
     Λ = ``lifetime`` (default ∞: trees grown until ``min_samples_split`` stops them) on the
     rest, runs :meth:`lifetime_path` on the held-out rows, and refits on all rows at the λ
     whose validation score (``selection``) is best — at Λ itself when that is the forest with
@@ -61,7 +63,7 @@ class LifetimeSearchMixin(MondrianForestBase):
     _selections: ClassVar[dict[str, bool]] = {}
 
     @restore_on_failure
-    def fit(self, X: Any, y: Any) -> Any:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         """Fit at Λ on a training share, choose λ on the held-out share's path, refit on all.
 
         Parameters
@@ -70,6 +72,9 @@ class LifetimeSearchMixin(MondrianForestBase):
             Training points.
         y : array-like of shape (n_samples,)
             Targets (regression) or labels (classification).
+        sample_weight : float or array-like of shape (n_samples,), default=None
+            Row weights (frequencies, as the forest's ``fit`` reads them), in both fits and
+            in the validation scores; rows of zero weight are dropped before the split.
 
         Returns
         -------
@@ -78,17 +83,23 @@ class LifetimeSearchMixin(MondrianForestBase):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._is_regression())
-        train, held_out = held_out_split(X.shape[0], self.validation_fraction, self.random_state)
+        weights, keep = check_sample_weight(sample_weight, X.shape[0])
+        X, y = X[keep], y[keep]
         classes = None if self._is_regression() else np.unique(y)
-        self._fit(X[train], y[train], classes=classes)
-        path = self.lifetime_path(X[held_out], y[held_out], self.lifetimes)
+        codes = y if classes is None else np.searchsorted(classes, y)
+        train, held_out = held_out_rows(X, codes, self.validation_fraction, self.random_state)
+        w_train, w_held_out = (
+            (None, None) if weights is None else (weights[train], weights[held_out])
+        )
+        self._fit(X[train], y[train], classes=classes, sample_weight=w_train)
+        path = self.lifetime_path(X[held_out], y[held_out], self.lifetimes, w_held_out)
         scores = np.asarray(path[f"validation_{self.selection}"])
         larger_is_better = self._selections[self.selection]
         best = int(np.argmax(scores) if larger_is_better else np.argmin(scores))
         n_cuts = int(np.sum(self.model_.n_leaves())) - self.model_.n_trees
         every_cut = int(path["n_cuts"][best]) == n_cuts
         lifetime = float(self.lifetime) if every_cut else float(path["lifetimes"][best])
-        self._fit(X, y, lifetime=lifetime)
+        self._fit(X, y, lifetime=lifetime, sample_weight=weights)
         self.path_, self.best_index_, self.lifetime_ = path, best, lifetime
         return self
 

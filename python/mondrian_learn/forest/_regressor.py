@@ -10,7 +10,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document
+from mondrian_learn._base import document, restore_on_failure
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -199,11 +199,28 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
             int(self.candidate_locations),
         )
 
-    def _finish_fit(self, model: Any, y: np.ndarray, n_jobs: int) -> None:
+    @restore_on_failure
+    @document("X", "y", "sample_weight")
+    def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> MondrianForestRegressor:
+        """Add points online: the trees are extended by the conditional Mondrian (NIPS 2014,
+        "ExtendMondrianBlock") and the leaves' statistics updated (rows weighted as in
+        :meth:`fit`), so the result has the distribution of a batch fit on all points seen so
+        far. The first call on an unfitted estimator is ``fit``."""
+        return self._update(X, y, sample_weight)
+
+    def _finish_fit(
+        self, model: Any, y: np.ndarray, weights: np.ndarray | None, n_jobs: int
+    ) -> None:
         free = [name for name in FREE if getattr(self, name) is None]
         if self.hyperparameters == "heuristic" or not free:
             return
-        prior = select_prior(model, self.hyperparameters, free, float(np.var(y)), n_jobs, len(y))
+        if weights is None:
+            variance, total = float(np.var(y)), float(len(y))
+        else:
+            centred = y - np.average(y, weights=weights)
+            variance = float(np.average(centred**2, weights=weights))
+            total = float(np.sum(weights))
+        prior = select_prior(model, self.hyperparameters, free, variance, n_jobs, total)
         model.fix_prior(
             prior["mean"], prior["gamma1"], prior["gamma2"], prior["noise_variance"], n_jobs
         )

@@ -1,12 +1,18 @@
-//! The class counts every node of a classification tree keeps (n_jk: training points of class
-//! k in node j, row-major n_nodes × K), computed once after a batch fit and, after an online
-//! update, only for the changed leaves and their ancestors.
+//! The class counts every node of a classification tree keeps (n_jk: the weight of the
+//! training points of class k in node j — their number with unit row weights — row-major
+//! n_nodes × K), computed once after a batch fit and, after an online update, only for the
+//! changed leaves and their ancestors.
 
+use crate::forest::weights::RowWeights;
 use crate::mondrian::{MondrianTree, NONE};
 
-/// The counts of every node of `tree` whose points have the classes `labels` (`k` classes).
-pub fn tree_counts(tree: &MondrianTree, labels: &[u32], k: usize) -> Vec<u32> {
-    let mut counts = vec![0u32; tree.n_nodes() * k];
+/// The classes and weights of the stored points.
+pub type Labels<'a> = (&'a [u32], &'a RowWeights);
+
+/// The counts of every node of `tree` whose points have the classes and weights `labels`
+/// (`k` classes).
+pub fn tree_counts(tree: &MondrianTree, labels: Labels<'_>, k: usize) -> Vec<f64> {
+    let mut counts = vec![0.0; tree.n_nodes() * k];
     for &j in tree.preorder().iter().rev() {
         count_node(tree, labels, k, &mut counts, j);
     }
@@ -21,12 +27,12 @@ pub fn tree_counts(tree: &MondrianTree, labels: &[u32], k: usize) -> Vec<u32> {
 /// ancestors, which are then marked once and recomputed children first.
 pub fn update_counts(
     tree: &MondrianTree,
-    labels: &[u32],
+    labels: Labels<'_>,
     k: usize,
-    counts: &mut Vec<u32>,
+    counts: &mut Vec<f64>,
     changed: &[u32],
 ) {
-    counts.resize(tree.n_nodes() * k, 0);
+    counts.resize(tree.n_nodes() * k, 0.0);
     for &leaf in changed {
         if tree.is_leaf(leaf) {
             count_node(tree, labels, k, counts, leaf);
@@ -77,14 +83,15 @@ pub fn update_counts(
 const FEW: usize = 16;
 
 /// Node j's counts: from its points at a leaf, the sum of its children's otherwise.
-fn count_node(tree: &MondrianTree, labels: &[u32], k: usize, counts: &mut [u32], j: u32) {
+fn count_node(tree: &MondrianTree, labels: Labels<'_>, k: usize, counts: &mut [f64], j: u32) {
     let ju = j as usize;
     let cut = tree.nodes[ju];
+    let (classes, weights) = labels;
     if tree.is_leaf(j) {
         let row = &mut counts[ju * k..(ju + 1) * k];
-        row.fill(0);
+        row.fill(0.0);
         for &i in tree.samples.of(j, cut.n_samples as usize) {
-            row[labels[i as usize] as usize] += 1;
+            row[classes[i as usize] as usize] += weights.of(i);
         }
     } else {
         let (l, r) = (cut.left as usize, cut.right as usize);

@@ -11,14 +11,16 @@ pub mod entropy;
 pub mod path;
 pub mod predictive;
 pub mod smoothing;
+mod stored;
 
+use super::weights::{check_weights, RowWeights};
 use super::{Growing, MondrianForest};
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PausePureBlocks;
 use crate::mondrian::MondrianTree;
 use crate::parallel::is_small;
-use counts::{tree_counts, update_counts};
+use counts::{tree_counts, update_counts, Labels};
 use entropy::ClassEntropy;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::prelude::*;
@@ -26,15 +28,21 @@ use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 use smoothing::node_means;
 
-/// A forest plus the classes of its points and every node's class counts.
+/// A forest plus the classes and weights of its points and every node's class counts.
+///
+/// Stored ([`stored`]) without the counts and the means, which follow from the rest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "stored::StoredClassifier")]
 pub struct ForestClassifier {
     pub forest: MondrianForest,
     /// Class index (0..K) of every stored point.
     labels: Vec<u32>,
+    /// The row weights (frequencies: [`crate::forest::weights`]).
+    weights: RowWeights,
     pub n_classes: usize,
-    /// Per tree, the class counts of every node (n_nodes × K, row-major).
-    counts: Vec<Vec<u32>>,
+    /// Per tree, the (weighted) class counts of every node (n_nodes × K, row-major).
+    #[serde(skip)]
+    counts: Vec<Vec<f64>>,
     /// Every node's posterior mean per tree (n_nodes × K), computed top-down after a fit and
     /// before the first prediction after online updates (any count change moves the means
     /// of a whole subtree); empty when stale, and not stored.
@@ -49,15 +57,19 @@ pub struct ForestClassifier {
 
 /// The classification trees' split policy: pure blocks pause; cuts guided by information
 /// gain when `guidance` asks for candidates.
-fn policy(
-    labels: &[u32],
+fn policy<'a>(
+    (labels, weights): Labels<'a>,
     n_classes: usize,
     guidance: Guidance,
-) -> Guided<PausePureBlocks<'_>, ClassEntropy<'_>> {
+) -> Guided<PausePureBlocks<'a>, ClassEntropy<'a>> {
     Guided {
         base: PausePureBlocks { labels },
         guidance,
-        impurity: ClassEntropy { labels, n_classes },
+        impurity: ClassEntropy {
+            labels,
+            weights,
+            n_classes,
+        },
     }
 }
 
@@ -72,6 +84,7 @@ impl ForestClassifier {
         Self {
             forest,
             labels: Vec::new(),
+            weights: RowWeights::default(),
             n_classes,
             counts: Vec::new(),
             means: Vec::new(),
@@ -81,8 +94,17 @@ impl ForestClassifier {
         }
     }
 
-    /// Errors unless `labels` are `n_rows` (> 0) class indices below K.
-    fn check_labels(&self, n_rows: usize, labels: &ArrayView1<u32>) -> Result<()> {
+    /// Errors unless `labels` are `n_rows` (> 0) class indices below K and the optional
+    /// `weights` `n_rows` valid row weights.
+    fn check_labels(
+        &self,
+        n_rows: usize,
+        labels: &ArrayView1<u32>,
+        weights: Option<&ArrayView1<f64>>,
+    ) -> Result<()> {
+        if let Some(w) = weights {
+            check_weights(n_rows, w)?;
+        }
         if n_rows != labels.len() || n_rows == 0 {
             return Err(Error::InvalidInput(format!(
                 "X has {n_rows} rows but y has {} labels (both must be non-empty)",
@@ -98,24 +120,26 @@ impl ForestClassifier {
         Ok(())
     }
 
-    /// Batch fit: stores the points and grows the trees as `how` says, calling
-    /// `progress(done)` between slices.
+    /// Batch fit on rows `x` with classes `labels` and optional row weights, growing the trees
+    /// as `how` says and calling `progress(done)` between slices.
     pub fn fit(
         &mut self,
         x: &ArrayView2<f64>,
         labels: &ArrayView1<u32>,
+        weights: Option<&ArrayView1<f64>>,
         how: &Growing<'_>,
         progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
-        self.check_labels(x.nrows(), labels)?;
+        self.check_labels(x.nrows(), labels, weights)?;
         if !self.labels.is_empty() {
             return Err(Error::InvalidInput("fit needs a fresh model".into()));
         }
         self.forest.add_points(x)?;
         self.labels.extend(labels.iter());
-        let rule = policy(&self.labels, self.n_classes, self.guidance);
+        self.weights.append(0, labels.len(), weights);
+        let rule = policy((&self.labels, &self.weights), self.n_classes, self.guidance);
         self.forest.grow_to(&rule, how, progress)?;
-        let (labels, k) = (&self.labels, self.n_classes);
+        let (labels, k) = ((self.labels.as_slice(), &self.weights), self.n_classes);
         self.counts = how.pool.install(|| {
             (self.forest.trees.par_iter())
                 .map(|tree| tree_counts(tree, labels, k))
@@ -131,15 +155,18 @@ impl ForestClassifier {
         &mut self,
         x: &ArrayView2<f64>,
         labels: &ArrayView1<u32>,
+        weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,
     ) -> Result<()> {
-        self.check_labels(x.nrows(), labels)?;
+        self.check_labels(x.nrows(), labels, weights)?;
         let rows = self.forest.add_online_points(x)?;
+        self.weights
+            .append(self.labels.len(), labels.len(), weights);
         self.labels.extend(labels.iter());
-        let rule = policy(&self.labels, self.n_classes, self.guidance);
+        let rule = policy((&self.labels, &self.weights), self.n_classes, self.guidance);
         let changed = self.forest.extend(rows, &rule, pool);
-        let (labels, k) = (&self.labels, self.n_classes);
-        let update = |((tree, counts), leaves): ((&MondrianTree, &mut Vec<u32>), &Vec<u32>)| {
+        let (labels, k) = ((self.labels.as_slice(), &self.weights), self.n_classes);
+        let update = |((tree, counts), leaves): ((&MondrianTree, &mut Vec<f64>), &Vec<u32>)| {
             update_counts(tree, labels, k, counts, leaves)
         };
         let work = self.forest.trees.iter().zip(self.counts.iter_mut());
@@ -172,8 +199,8 @@ impl ForestClassifier {
         });
     }
 
-    /// The class counts of every node of tree `index` (n_nodes × K).
-    pub fn node_counts(&self, index: usize) -> Result<&[u32]> {
+    /// The (weighted) class counts of every node of tree `index` (n_nodes × K).
+    pub fn node_counts(&self, index: usize) -> Result<&[f64]> {
         self.counts.get(index).map(Vec::as_slice).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "tree index {index} out of range for {} trees",
@@ -194,13 +221,9 @@ impl ForestClassifier {
             && self.guidance.locations >= 1
             && self.labels.len() == self.forest.n_rows()
             && self.labels.iter().all(|&c| (c as usize) < k)
+            && self.weights.is_consistent(self.labels.len())
             && self.counts.len() == self.forest.trees.len()
-            && (self.counts.iter().zip(&self.forest.trees)).all(|(c, t)| {
-                c.len() == t.n_nodes() * k
-                    && (c.chunks_exact(k).zip(&t.nodes)).all(|(row, node)| {
-                        row.iter().map(|&v| u64::from(v)).sum::<u64>() == u64::from(node.n_samples)
-                    })
-            })
+            && (self.counts.iter().zip(&self.forest.trees)).all(|(c, t)| c.len() == t.n_nodes() * k)
     }
 }
 
@@ -233,7 +256,7 @@ mod tests {
         let go = Interrupt::default();
         let how = growing(4, &p, &go);
         model
-            .fit(&x.view(), &y.view(), &how, |_| Ok(()))
+            .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
             .expect("fit");
         model
     }
@@ -259,7 +282,7 @@ mod tests {
             for j in (0..tree.n_nodes() as u32).filter(|&j| tree.is_leaf(j)) {
                 let row = &counts[j as usize * 2..j as usize * 2 + 2];
                 // λ = ∞: a leaf is pure, or its points coincide.
-                assert!(row.contains(&0) || tree.linear_dimension(j) == 0.0);
+                assert!(row.contains(&0.0) || tree.linear_dimension(j) == 0.0);
             }
         }
         let guided = fitted(
@@ -293,20 +316,29 @@ mod tests {
             .partial_fit(
                 &x.slice(s![50..51, ..]),
                 &Array1::from(vec![1u32]).view(),
+                None,
                 &p,
             )
             .expect("update");
         assert!(model.forest.trees.iter().all(|t| t.n_nodes() > 1));
         for chunk in [51..52, 52..200, 200..400] {
             let (xs, ys) = (x.slice(s![chunk.clone(), ..]), y.slice(s![chunk]));
-            model.partial_fit(&xs, &ys, &p).expect("update");
+            model.partial_fit(&xs, &ys, None, &p).expect("update");
         }
         assert!(model.is_consistent());
         for (tree, counts) in model.forest.trees.iter().zip(&model.counts) {
-            assert_eq!(counts, &tree_counts(tree, &model.labels, 2));
+            assert_eq!(
+                counts,
+                &tree_counts(tree, (&model.labels, &model.weights), 2)
+            );
         }
         assert!(model
-            .partial_fit(&x.slice(s![..1, ..]), &Array1::from(vec![2u32]).view(), &p)
+            .partial_fit(
+                &x.slice(s![..1, ..]),
+                &Array1::from(vec![2u32]).view(),
+                None,
+                &p
+            )
             .is_err());
     }
 }

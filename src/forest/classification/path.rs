@@ -13,11 +13,11 @@
 
 use super::ForestClassifier;
 use crate::error::Result;
-use crate::forest::lifetime_path::{sweep, PathPoint, PathState};
+use crate::forest::lifetime_path::{sweep, PathPoint, PathState, Validation};
+use crate::forest::weights::RowWeights;
 use crate::mondrian::birth_order::Checkpoints;
 use crate::mondrian::MondrianTree;
 use crate::parallel::Interrupt;
-use ndarray::{ArrayView1, ArrayView2};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 
@@ -25,7 +25,7 @@ use rayon::ThreadPool;
 const KAPPA: f64 = 1.0;
 
 /// Every node's smoothed class frequencies (n_nodes × K), parents first.
-fn node_frequencies(tree: &MondrianTree, counts: &[u32], k: usize) -> Vec<f64> {
+fn node_frequencies(tree: &MondrianTree, counts: &[f64], k: usize) -> Vec<f64> {
     let mut p = vec![0.0; counts.len()];
     let mut base = vec![0.0; k];
     for j in tree.preorder() {
@@ -35,9 +35,9 @@ fn node_frequencies(tree: &MondrianTree, counts: &[u32], k: usize) -> Vec<f64> {
             parent => base.copy_from_slice(&p[parent as usize * k..(parent as usize + 1) * k]),
         }
         let c = &counts[j * k..(j + 1) * k];
-        let n = c.iter().map(|&v| f64::from(v)).sum::<f64>();
+        let n = c.iter().sum::<f64>();
         for ((out, &c), b) in p[j * k..(j + 1) * k].iter_mut().zip(c).zip(&base) {
-            *out = (f64::from(c) + KAPPA * b) / (n + KAPPA);
+            *out = (c + KAPPA * b) / (n + KAPPA);
         }
     }
     p
@@ -49,6 +49,8 @@ struct FrequencyPath<'a> {
     frequencies: &'a [Vec<f64>],
     k: usize,
     labels: Vec<u32>,
+    /// The points' row weights in the scores.
+    weights: &'a RowWeights,
     /// Per point: Σ over trees of the class probabilities (N × K).
     sum: Vec<f64>,
 }
@@ -69,9 +71,11 @@ impl PathState for FrequencyPath<'_> {
 
     fn scores(&self) -> [f64; 2] {
         let m = self.frequencies.len() as f64;
-        let (mut loss, mut correct) = (0.0, 0usize);
-        for (row, &label) in self.sum.chunks_exact(self.k).zip(&self.labels) {
-            loss -= (row[label as usize] / m).ln();
+        let (mut loss, mut correct) = (0.0, 0.0);
+        let points = self.sum.chunks_exact(self.k).zip(&self.labels).enumerate();
+        for (i, (row, &label)) in points {
+            let w = self.weights.of(i as u32);
+            loss -= w * (row[label as usize] / m).ln();
             let best = (row.iter().enumerate()).fold((0, f64::NEG_INFINITY), |b, (c, &v)| {
                 if v > b.1 {
                     (c, v)
@@ -79,10 +83,15 @@ impl PathState for FrequencyPath<'_> {
                     b
                 }
             });
-            correct += usize::from(best.0 == label as usize);
+            if best.0 == label as usize {
+                correct += w;
+            }
         }
-        let n = self.labels.len().max(1) as f64;
-        [loss / n, correct as f64 / n]
+        let n = match self.weights.total(self.labels.len()) {
+            total if total > 0.0 => total,
+            _ => 1.0,
+        };
+        [loss / n, correct / n]
     }
 }
 
@@ -92,7 +101,7 @@ impl ForestClassifier {
     /// at each checkpoint.
     pub fn lifetime_path(
         &self,
-        validation: Option<(&ArrayView2<f64>, &ArrayView1<u32>)>,
+        validation: Option<Validation<'_, u32>>,
         checkpoints: &Checkpoints,
         pool: &ThreadPool,
         interrupt: &Interrupt,
@@ -101,9 +110,10 @@ impl ForestClassifier {
         self.forest.check_fitted()?;
         let (k, trees) = (self.n_classes, &self.forest.trees);
         let held_out = match validation {
-            Some((x, labels)) => {
-                self.check_labels(x.nrows(), labels)?;
-                Some((self.forest.apply(x, pool)?, labels.to_vec()))
+            Some((x, labels, weights)) => {
+                self.check_labels(x.nrows(), labels, weights)?;
+                let weights = RowWeights::checked(x.nrows(), weights)?;
+                Some((self.forest.apply(x, pool)?, labels.to_vec(), weights))
             }
             None => None,
         };
@@ -119,17 +129,22 @@ impl ForestClassifier {
                 *s += v;
             }
         }
-        let state = |labels: Vec<u32>| FrequencyPath {
+        let state = |labels: Vec<u32>, weights| FrequencyPath {
             frequencies: &frequencies,
             k,
             sum: roots.repeat(labels.len()),
             labels,
+            weights,
         };
-        let validation = (held_out.as_ref())
-            .map(|(leaves, labels)| (state(labels.clone()), leaves.as_slice().unwrap_or(&[])));
+        let validation = (held_out.as_ref()).map(|(leaves, labels, weights)| {
+            (
+                state(labels.clone(), weights),
+                leaves.as_slice().unwrap_or(&[]),
+            )
+        });
         sweep(
             trees,
-            state(self.labels.clone()),
+            state(self.labels.clone(), &self.weights),
             validation,
             self.forest.params.lifetime,
             checkpoints,

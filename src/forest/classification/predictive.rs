@@ -85,6 +85,7 @@ impl ForestClassifier {
 mod tests {
     use super::*;
     use crate::forest::classification::counts::tree_counts;
+    use crate::forest::weights::RowWeights;
     use crate::forest::MondrianForest;
     use crate::mondrian::guided::Guidance;
     use crate::mondrian::{MondrianTree, TreeParams, NONE};
@@ -119,7 +120,7 @@ mod tests {
         let labels = vec![0, 0, 0, 1];
         assert!(tree.is_consistent(4, &forest.params));
         let mut model = ForestClassifier::new(forest, 2, (2.0, 0.0), Guidance::NONE);
-        model.counts = vec![tree_counts(&tree, &labels, 2)];
+        model.counts = vec![tree_counts(&tree, (&labels, &RowWeights::default()), 2)];
         model.forest.trees = vec![tree];
         model.labels = labels;
         assert!(model.is_consistent());

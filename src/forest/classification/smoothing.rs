@@ -3,26 +3,24 @@
 //! uniform)`, `G_j | G_parent ~ NSP(d_j, G_parent)` with discount `d_j = exp(−γ Δ_j)`, Δ_j the
 //! time node j lived (τ_j − τ_parent; λ − τ_parent for a leaf). Its posterior mean is computed by
 //! interpolated Kneser–Ney smoothing, as the authors' code does: a leaf's "customers" are its
-//! class counts, an internal node's are the tables its two children send up, at most one per
-//! class (`c_j = min(n_left, 1) + min(n_right, 1)`), and top-down
+//! class counts (Σ of the row weights per class: [`crate::forest::weights`]), an internal
+//! node's are the tables its two children send up, at most one per class
+//! (`c_j = min(n_left, 1) + min(n_right, 1)`), and top-down
 //! `p_j = (c_j − d_j t_j + d_j T_j p_parent) / C_j`, `t_j = min(c_j, 1)`, `T_j = Σ t_j`,
 //! `C_j = Σ c_j`.
 
 use crate::mondrian::MondrianTree;
 
 /// Writes node j's smoothing counts c_j into `out` (`k` values) from the raw counts.
-pub fn ikn_counts(tree: &MondrianTree, counts: &[u32], k: usize, j: u32, out: &mut [f64]) {
+pub fn ikn_counts(tree: &MondrianTree, counts: &[f64], k: usize, j: u32, out: &mut [f64]) {
     let cut = &tree.nodes[j as usize];
     if tree.is_leaf(j) {
-        let row = &counts[j as usize * k..(j as usize + 1) * k];
-        out.iter_mut()
-            .zip(row)
-            .for_each(|(o, &c)| *o = f64::from(c));
+        out.copy_from_slice(&counts[j as usize * k..(j as usize + 1) * k]);
     } else {
         let (l, r) = (cut.left as usize, cut.right as usize);
         let (left, right) = (&counts[l * k..(l + 1) * k], &counts[r * k..(r + 1) * k]);
         for (o, (&a, &b)) in out.iter_mut().zip(left.iter().zip(right)) {
-            *o = f64::from(u8::from(a > 0) + u8::from(b > 0));
+            *o = a.min(1.0) + b.min(1.0);
         }
     }
 }
@@ -84,7 +82,7 @@ fn mean_with_tables(
 
 /// Every node's posterior mean (n_nodes × K, row-major), top-down from the uniform base at the
 /// root; discounts `exp(−γ Δ_j)` floored at `min_discount` (`(γ, min_discount)` = `rates`).
-pub fn node_means(tree: &MondrianTree, counts: &[u32], k: usize, rates: (f64, f64)) -> Vec<f64> {
+pub fn node_means(tree: &MondrianTree, counts: &[f64], k: usize, rates: (f64, f64)) -> Vec<f64> {
     let (rate, floor) = rates;
     let mut means = vec![0.0; tree.n_nodes() * k];
     let uniform = vec![1.0 / k as f64; k];

@@ -6,6 +6,7 @@
 //! φ_j = γ₁ (σ(γ₂ τ_j) − σ(γ₂ τ_parent(j))), σ the logistic sigmoid, τ_parent(root) = 0 and
 //! τ_leaf = λ (σ(∞) = 1); a label in leaf j is N(μ_j, σ_y²).
 
+use super::leaf_stats::LeafStats;
 use super::prior::GaussianPrior;
 use crate::mondrian::{MondrianTree, NONE};
 use serde::{Deserialize, Serialize};
@@ -106,7 +107,7 @@ impl TreePosterior {
     fn update_from_below(
         &mut self,
         tree: &MondrianTree,
-        leaf_sum: &[f64],
+        leaves: &LeafStats,
         noise_variance: f64,
         phi: &impl Fn(u32) -> f64,
         j: u32,
@@ -114,9 +115,9 @@ impl TreePosterior {
         let ju = j as usize;
         let cut = &tree.nodes[ju];
         self.messages[ju].from_below = if cut.dim == NONE {
-            let count = tree.nodes[ju].n_samples.max(1) as f64;
+            let count = leaves.count(ju);
             Gaussian {
-                mean: leaf_sum[ju] / count,
+                mean: leaves.sum[ju] / count,
                 var: noise_variance / count,
             }
         } else {
@@ -158,18 +159,18 @@ pub(super) fn increment_of(tree: &MondrianTree, prior: &GaussianPrior, j: u32) -
     prior.increment(tree.tau_parent(j), tree.tau(j))
 }
 
-/// Belief propagation on `tree`, whose leaf `j` holds `nodes[j].n_samples` labels summing to
-/// `leaf_sum[j]`.
+/// Belief propagation on `tree`, whose leaves hold the (weighted) labels summarised in
+/// `leaves`.
 pub fn tree_posterior(
     tree: &MondrianTree,
-    leaf_sum: &[f64],
+    leaves: &LeafStats,
     prior: &GaussianPrior,
 ) -> TreePosterior {
     let Upward {
         mut messages,
         increments,
         order,
-    } = upward_pass(tree, leaf_sum, prior);
+    } = upward_pass(tree, leaves, prior);
     let phi = |j: u32| increments[j as usize];
     order.parents_first(|j| messages.update_from_above(tree, prior.mean, &phi, j));
     messages
@@ -209,7 +210,11 @@ pub(super) struct Upward {
 }
 
 /// The upward pass of [`tree_posterior`], children first (also the marginal likelihood's).
-pub(super) fn upward_pass(tree: &MondrianTree, leaf_sum: &[f64], prior: &GaussianPrior) -> Upward {
+pub(super) fn upward_pass(
+    tree: &MondrianTree,
+    leaves: &LeafStats,
+    prior: &GaussianPrior,
+) -> Upward {
     let n = tree.n_nodes();
     let mut messages = TreePosterior::default();
     messages.resize(n);
@@ -228,7 +233,7 @@ pub(super) fn upward_pass(tree: &MondrianTree, leaf_sum: &[f64], prior: &Gaussia
     let phi = |j: u32| increments[j as usize];
     let order = explicit_preorder(tree).map_or(NodeOrder::Ids(n as u32), NodeOrder::Explicit);
     let noise = prior.noise_variance;
-    order.children_first(|j| messages.update_from_below(tree, leaf_sum, noise, &phi, j));
+    order.children_first(|j| messages.update_from_below(tree, leaves, noise, &phi, j));
     Upward {
         messages,
         increments,
@@ -255,7 +260,7 @@ fn explicit_preorder(tree: &MondrianTree) -> Option<Vec<u32>> {
 /// more nodes than the tree (a full pass is then cheaper).
 pub fn update_paths(
     tree: &MondrianTree,
-    leaf_sum: &[f64],
+    leaves: &LeafStats,
     prior: &GaussianPrior,
     changed: &[u32],
     out: &mut TreePosterior,
@@ -280,7 +285,7 @@ pub fn update_paths(
     // descendant's (they share that last path and sit below it).
     let phi = |j: u32| increment_of(tree, prior, j);
     for &j in path_buffer.iter().filter(|&&j| j != NONE) {
-        out.update_from_below(tree, leaf_sum, prior.noise_variance, &phi, j);
+        out.update_from_below(tree, leaves, prior.noise_variance, &phi, j);
     }
     // Then each path top-down: parents first, siblings' likelihoods already final.
     for path in path_buffer.split(|&j| j == NONE) {

@@ -6,7 +6,8 @@
 //!
 //! With p(y_subtree(j) | μ_j) = e^{L_j} N(a_j; μ_j, A_j):
 //! - a leaf with n labels, mean ȳ and centred sum of squares S: a_j = ȳ, A_j = σ²/n,
-//!   L_j = −(n − 1)/2 · log(2πσ²) − ½ log n − S/(2σ²);
+//!   L_j = −(n − 1)/2 · log(2πσ²) − ½ log n − S/(2σ²); with row weights w (frequencies), n = Σw
+//!   and ȳ, S weighted: the same formula is the likelihood Π N(y_i; μ_j, σ²)^{w_i};
 //! - an internal node: child c contributes e^{L_c} N(a_c; μ_j, B_c), B_c = A_c + φ_c, and the
 //!   product of the two children's Gaussians in μ_j is N(a_l; a_r, B_l + B_r) times the
 //!   normalised one, so L_j = L_l + L_r + log N(a_l; a_r, B_l + B_r);
@@ -22,6 +23,7 @@ use super::leaf_stats::LeafStats;
 use super::mixture::{Component, LogDensityFold};
 use super::prior::GaussianPrior;
 use crate::error::{Error, Result};
+use crate::forest::weights::RowWeights;
 use crate::mondrian::{MondrianTree, NONE};
 use std::f64::consts::PI;
 
@@ -58,7 +60,7 @@ pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &Gaussia
         messages,
         increments,
         order,
-    } = upward_pass(tree, &stats.sum, prior);
+    } = upward_pass(tree, stats, prior);
     let noise = prior.noise_variance;
     let log_two_pi_noise = (2.0 * PI * noise).ln();
     let phi = |j: u32| increments[j as usize];
@@ -66,7 +68,7 @@ pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &Gaussia
     order.parents_first(|j| {
         let node = &tree.nodes[j as usize];
         total += if node.dim == NONE {
-            let count = node.n_samples.max(1) as f64;
+            let count = stats.count(j as usize);
             -0.5 * (count - 1.0) * log_two_pi_noise
                 - 0.5 * count.ln()
                 - stats.centred_squares[j as usize] / (2.0 * noise)
@@ -85,13 +87,14 @@ pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &Gaussia
 /// its target under tree `tree`'s leave-one-out predictive: the posterior of its leaf's mean
 /// given every other label (the leaf's cavity, which excludes the leaf's own labels, times the
 /// likelihood of the leaf's other labels), plus the label noise — the exact leave-one-out
-/// predictive of the tree's Gaussian model with the tree held fixed.
+/// predictive of the tree's Gaussian model with the tree held fixed. A weighted row is left
+/// out whole (its weight w_i removed from the leaf's Σw and w_i y_i from its Σwy).
 pub fn fold_tree_loo_density(
     tree: &MondrianTree,
     stats: &LeafStats,
     posterior: &TreePosterior,
     prior: &GaussianPrior,
-    y: &[f64],
+    (y, weights): (&[f64], &RowWeights),
     out: &mut [LogDensityFold],
 ) {
     let noise = prior.noise_variance;
@@ -101,12 +104,12 @@ pub fn fold_tree_loo_density(
         let cavity = posterior.messages[ju]
             .cavity
             .widen(increment_of(tree, prior, j));
-        let others = points.len() as f64 - 1.0;
         for &i in points {
-            let yi = y[i as usize];
-            let belief = if others > 0.0 {
+            let (yi, wi) = (y[i as usize], weights.of(i));
+            let others = stats.weight[ju] - wi;
+            let belief = if points.len() > 1 && others > 0.0 {
                 cavity.times(Gaussian {
-                    mean: (stats.sum[ju] - yi) / others,
+                    mean: (stats.sum[ju] - wi * yi) / others,
                     var: noise / others,
                 })
             } else {

@@ -20,6 +20,7 @@ mod stored;
 pub mod variance;
 
 use super::data::check_targets;
+use super::weights::{check_weights, RowWeights};
 use super::{Growing, MondrianForest};
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
@@ -39,14 +40,32 @@ use variance::TargetVariance;
 /// The regression trees' split policy: Mondrian cuts, guided by variance reduction when
 /// `guidance` asks for candidates (never pausing for the model).
 fn policy<'a>(
-    y: &'a [f64],
+    (y, weights): (&'a [f64], &'a RowWeights),
     stats: &TargetStats,
     guidance: Guidance,
 ) -> Guided<PureMondrian, TargetVariance<'a>> {
     Guided {
         base: PureMondrian,
         guidance,
-        impurity: TargetVariance::new(y, stats),
+        impurity: TargetVariance::new(y, weights, stats),
+    }
+}
+
+/// Checks targets and optional row weights of `n_rows` new rows, and returns the target
+/// statistics `stats` with them added.
+fn checked_stats(
+    stats: &TargetStats,
+    n_rows: usize,
+    y: &ArrayView1<f64>,
+    weights: Option<&ArrayView1<f64>>,
+) -> Result<TargetStats> {
+    check_targets(n_rows, y)?;
+    match weights {
+        Some(w) => {
+            check_weights(n_rows, w)?;
+            stats.with(y.iter().copied().zip(w.iter().copied()))
+        }
+        None => stats.with(y.iter().map(|&v| (v, 1.0))),
     }
 }
 
@@ -59,6 +78,8 @@ fn policy<'a>(
 pub struct ForestRegressor {
     pub forest: MondrianForest,
     y: Vec<f64>,
+    /// The row weights (frequencies: [`crate::forest::weights`]).
+    weights: RowWeights,
     target_stats: TargetStats,
     /// Per tree, per leaf: Σy and Σ(y − ȳ)² over its points (0 for internal nodes).
     leaf_stats: Vec<LeafStats>,
@@ -80,6 +101,7 @@ impl ForestRegressor {
         Self {
             forest,
             y: Vec::new(),
+            weights: RowWeights::default(),
             target_stats: TargetStats::default(),
             leaf_stats: Vec::new(),
             overrides: PriorOverrides::default(),
@@ -91,24 +113,26 @@ impl ForestRegressor {
         }
     }
 
-    /// Batch fit: stores the points and grows the trees as `how` says, calling
-    /// `progress(done)` between slices (an error from it, or the interrupt, stops the fit).
+    /// Batch fit on rows `x` with targets `y` and optional row weights, growing the trees as
+    /// `how` says and calling `progress(done)` between slices (an error from it, or the
+    /// interrupt, stops the fit).
     pub fn fit(
         &mut self,
         x: &ArrayView2<f64>,
         y: &ArrayView1<f64>,
+        weights: Option<&ArrayView1<f64>>,
         how: &Growing<'_>,
         progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
-        check_targets(x.nrows(), y)?;
+        let stats = checked_stats(&TargetStats::default(), x.nrows(), y, weights)?;
         if !self.y.is_empty() {
             return Err(Error::InvalidInput("fit needs a fresh model".into()));
         }
-        let stats = TargetStats::default().with(y.iter().copied())?;
         self.forest.add_points(x)?;
         self.target_stats = stats;
         self.y.extend(y.iter());
-        let rule = policy(&self.y, &self.target_stats, self.guidance);
+        self.weights.append(0, y.len(), weights);
+        let rule = policy((&self.y, &self.weights), &self.target_stats, self.guidance);
         self.forest.grow_to(&rule, how, progress)?;
         let pool = how.pool;
         let all_leaves: Vec<Vec<u32>> = (self.forest.trees.iter())
@@ -192,26 +216,32 @@ impl ForestRegressor {
         })
     }
 
-    /// Σ_i log (1/k Σ_{m<k} p_m(y_i | other labels)) over the training points, k = `n_trees`
-    /// (at most the forest's): the forest's leave-one-out predictive log density with the
-    /// trees held fixed, under `prior` (belief propagation on the k trees first).
+    /// Σ_i w_i log (1/k Σ_{m<k} p_m(y_i | other labels)) over the training points, k =
+    /// `n_trees` (at most the forest's), w_i the row weights: the forest's leave-one-out
+    /// predictive log density with the trees held fixed, under `prior` (belief propagation on
+    /// the k trees first).
     fn loo_log_density(&self, prior: &GaussianPrior, n_trees: usize, pool: &ThreadPool) -> f64 {
         let k = n_trees.min(self.forest.trees.len());
         let n = self.y.len();
-        let (trees, stats, y) = (&self.forest.trees[..k], &self.leaf_stats[..k], &self.y);
+        let (trees, stats) = (&self.forest.trees[..k], &self.leaf_stats[..k]);
+        let labels = (self.y.as_slice(), &self.weights);
         let empty = || vec![LogDensityFold::default(); n];
         let folds = pool.install(|| {
             (trees.par_iter().zip(stats))
                 .fold(empty, |mut folds, (tree, stats)| {
-                    let posterior = tree_posterior(tree, &stats.sum, prior);
-                    evidence::fold_tree_loo_density(tree, stats, &posterior, prior, y, &mut folds);
+                    let posterior = tree_posterior(tree, stats, prior);
+                    evidence::fold_tree_loo_density(
+                        tree, stats, &posterior, prior, labels, &mut folds,
+                    );
                     folds
                 })
                 .reduce(empty, |a, b| {
                     a.into_iter().zip(b).map(|(a, b)| a.merge(b)).collect()
                 })
         });
-        folds.into_iter().map(|fold| fold.finish(k)).sum()
+        (folds.into_iter().enumerate())
+            .map(|(i, fold)| self.weights.of(i as u32) * fold.finish(k))
+            .sum()
     }
 
     /// Recomputes the prior and every tree's posterior.
@@ -227,7 +257,7 @@ impl ForestRegressor {
             trees
                 .par_iter()
                 .zip(stats.par_iter())
-                .map(|(tree, stats)| tree_posterior(tree, &stats.sum, &prior))
+                .map(|(tree, stats)| tree_posterior(tree, stats, &prior))
                 .collect()
         });
         self.prior = Some(prior);
@@ -241,6 +271,7 @@ impl ForestRegressor {
         self.forest.is_consistent()
             && self.y.len() == self.forest.n_rows()
             && self.y.iter().all(|v| v.is_finite())
+            && self.weights.is_consistent(self.y.len())
             && self.target_stats.is_consistent(self.y.len())
             && self.overrides.is_valid()
             && self.guidance.tries >= 1
@@ -253,7 +284,10 @@ impl ForestRegressor {
                 || (self.posteriors.len() == self.forest.trees.len()
                     && (self.posteriors.iter().enumerate())
                         .all(|(t, p)| p.messages.len() == n_nodes(t))))
-            && (self.leaf_stats.iter().enumerate())
-                .all(|(t, v)| v.sum.len() == n_nodes(t) && v.centred_squares.len() == n_nodes(t))
+            && (self.leaf_stats.iter().enumerate()).all(|(t, v)| {
+                v.weight.len() == n_nodes(t)
+                    && v.sum.len() == n_nodes(t)
+                    && v.centred_squares.len() == n_nodes(t)
+            })
     }
 }

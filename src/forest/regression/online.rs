@@ -3,9 +3,8 @@
 
 use super::belief::{update_paths, TreePosterior};
 use super::leaf_stats::LeafStats;
-use super::{policy, ForestRegressor};
+use super::{checked_stats, policy, ForestRegressor};
 use crate::error::{Error, Result};
-use crate::forest::data::check_targets;
 use crate::mondrian::MondrianTree;
 use crate::parallel::is_small;
 use ndarray::{ArrayView1, ArrayView2};
@@ -48,14 +47,15 @@ impl ForestRegressor {
         &mut self,
         x: &ArrayView2<f64>,
         y: &ArrayView1<f64>,
+        weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,
     ) -> Result<()> {
-        check_targets(x.nrows(), y)?;
-        let stats = self.target_stats.with(y.iter().copied())?;
+        let stats = checked_stats(&self.target_stats, x.nrows(), y, weights)?;
         let rows = self.forest.add_online_points(x)?;
         self.target_stats = stats;
+        self.weights.append(self.y.len(), y.len(), weights);
         self.y.extend(y.iter());
-        let rule = policy(&self.y, &self.target_stats, self.guidance);
+        let rule = policy((&self.y, &self.weights), &self.target_stats, self.guidance);
         let changed = self.forest.extend(rows, &rule, pool);
         self.refresh_leaf_stats(&changed, pool);
         let fast = self.mode == PosteriorMode::Fast
@@ -83,12 +83,11 @@ impl ForestRegressor {
             .zip(&self.leaf_stats)
             .zip(self.posteriors.iter_mut())
             .zip(changed);
-        let update = |(((tree, stats), post), leaves): (
-            ((&MondrianTree, &LeafStats), &mut TreePosterior),
-            &Vec<u32>,
-        )| {
-            update_paths(tree, &stats.sum, &prior, leaves, post, &mut Vec::new())
-        };
+        let update =
+            |(((tree, stats), post), leaves): (
+                ((&MondrianTree, &LeafStats), &mut TreePosterior),
+                &Vec<u32>,
+            )| { update_paths(tree, stats, &prior, leaves, post, &mut Vec::new()) };
         if changed.iter().all(|c| is_small(c.len())) {
             work.map(update).fold(true, |a, b| a & b)
         } else {
@@ -140,20 +139,26 @@ mod tests {
         let mut model = regressor(PosteriorMode::Fast);
         let (x0, y0) = (x.slice(s![..1000, ..]), y.slice(s![..1000]));
         model
-            .fit(&x0, &y0, &growing(4, &p, &Interrupt::default()), |_| Ok(()))
+            .fit(
+                &x0,
+                &y0,
+                None,
+                &growing(4, &p, &Interrupt::default()),
+                |_| Ok(()),
+            )
             .expect("fit");
         let prior = model.prior().expect("fresh");
         let mut off_path_gap: f64 = 0.0;
         for i in 1000..1300 {
             let (xi, yi) = (x.slice(s![i..i + 1, ..]), y.slice(s![i..i + 1]));
-            model.partial_fit(&xi, &yi, &p).expect("update");
+            model.partial_fit(&xi, &yi, None, &p).expect("update");
             assert!(
                 model.posterior_is_fresh(),
                 "fast mode keeps a usable posterior"
             );
             let row: Vec<f64> = xi.iter().copied().collect();
             for (t, tree) in model.forest.trees.iter().enumerate() {
-                let exact = tree_posterior(tree, &model.leaf_stats[t].sum, &prior);
+                let exact = tree_posterior(tree, &model.leaf_stats[t], &prior);
                 let fast = &model.posteriors[t];
                 for j in 0..tree.n_nodes() {
                     assert!(
@@ -200,14 +205,20 @@ mod tests {
         for model in [&mut fast, &mut exact] {
             let (x0, y0) = (x.slice(s![..400, ..]), y.slice(s![..400]));
             model
-                .fit(&x0, &y0, &growing(3, &p, &Interrupt::default()), |_| Ok(()))
+                .fit(
+                    &x0,
+                    &y0,
+                    None,
+                    &growing(3, &p, &Interrupt::default()),
+                    |_| Ok(()),
+                )
                 .expect("fit");
             for start in (400..900).step_by(100) {
                 let (xs, ys) = (
                     x.slice(s![start..start + 100, ..]),
                     y.slice(s![start..start + 100]),
                 );
-                model.partial_fit(&xs, &ys, &p).expect("update");
+                model.partial_fit(&xs, &ys, None, &p).expect("update");
             }
         }
         // 900 ≥ 2 · 400: the last update left the fast model stale, so it is recomputed exactly.

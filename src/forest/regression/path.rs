@@ -9,13 +9,14 @@
 //! itself. Leaf means depend only on the leaf's points, so a cut changes its points'
 //! predictions and nothing else, which is what makes the whole path cost one sweep.
 
+use super::leaf_stats::LeafStats;
 use super::ForestRegressor;
 use crate::error::Result;
-use crate::forest::lifetime_path::{sweep, PathPoint, PathState};
+use crate::forest::lifetime_path::{sweep, PathPoint, PathState, Validation};
+use crate::forest::weights::RowWeights;
 use crate::mondrian::birth_order::Checkpoints;
 use crate::mondrian::{MondrianTree, NONE};
 use crate::parallel::Interrupt;
-use ndarray::{ArrayView1, ArrayView2};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use std::f64::consts::PI;
@@ -27,6 +28,8 @@ struct MeanPath<'a> {
     /// Per tree, every node's mean target (standardised).
     means: &'a [Vec<f64>],
     y: Vec<f64>,
+    /// The points' weights in the scores (row weights, as given for validation).
+    weights: &'a RowWeights,
     /// Per point: Σ over trees of the prediction, and of its square.
     sum: Vec<f64>,
     sum_sq: Vec<f64>,
@@ -35,11 +38,18 @@ struct MeanPath<'a> {
 }
 
 impl<'a> MeanPath<'a> {
-    fn new(means: &'a [Vec<f64>], y: Vec<f64>, roots: (f64, f64), scale: f64, noise: f64) -> Self {
+    fn new(
+        means: &'a [Vec<f64>],
+        (y, weights): (Vec<f64>, &'a RowWeights),
+        roots: (f64, f64),
+        scale: f64,
+        noise: f64,
+    ) -> Self {
         let n = y.len();
         Self {
             means,
             y,
+            weights,
             sum: vec![roots.0; n],
             sum_sq: vec![roots.1; n],
             scale,
@@ -63,30 +73,38 @@ impl PathState for MeanPath<'_> {
         let m = self.means.len() as f64;
         let s2 = self.scale * self.scale;
         let (mut squares, mut nlpd) = (0.0, 0.0);
-        for ((y, sum), sum_sq) in self.y.iter().zip(&self.sum).zip(&self.sum_sq) {
+        let points = self.y.iter().zip(&self.sum).zip(&self.sum_sq).enumerate();
+        for (i, ((y, sum), sum_sq)) in points {
+            let w = self.weights.of(i as u32);
             let mean = sum / m;
             let spread = (sum_sq / m - mean * mean).max(0.0);
             let var = self.noise_variance + s2 * spread;
             let error = s2 * (mean - y).powi(2);
-            squares += error;
-            nlpd += 0.5 * ((2.0 * PI * var).ln() + error / var);
+            squares += w * error;
+            nlpd += w * (0.5 * ((2.0 * PI * var).ln() + error / var));
         }
-        let n = self.y.len().max(1) as f64;
+        let n = match self.weights.total(self.y.len()) {
+            total if total > 0.0 => total,
+            _ => 1.0,
+        };
         [squares / n, nlpd / n]
     }
 }
 
-/// Every node's mean target (standardised by `centre`, `scale`) from the leaves' sums.
-fn node_means(tree: &MondrianTree, leaf_sums: &[f64], centre: f64, scale: f64) -> Vec<f64> {
-    let mut sums = leaf_sums.to_vec();
+/// Every node's (weighted) mean target, standardised by `centre`, `scale`, from the leaves'
+/// sums.
+fn node_means(tree: &MondrianTree, leaves: &LeafStats, centre: f64, scale: f64) -> Vec<f64> {
+    let mut node = leaves.clone();
     for &j in tree.preorder().iter().rev() {
         let cut = tree.nodes[j as usize];
         if cut.dim != NONE {
-            sums[j as usize] = sums[cut.left as usize] + sums[cut.right as usize];
+            let (ju, l, r) = (j as usize, cut.left as usize, cut.right as usize);
+            node.sum[ju] = node.sum[l] + node.sum[r];
+            node.weight[ju] = node.weight[l] + node.weight[r];
         }
     }
-    (sums.iter().zip(&tree.nodes))
-        .map(|(s, node)| (s / node.n_samples.max(1) as f64 - centre) / scale)
+    (0..tree.n_nodes())
+        .map(|j| (node.sum[j] / node.count(j) - centre) / scale)
         .collect()
 }
 
@@ -96,7 +114,7 @@ impl ForestRegressor {
     /// at each checkpoint.
     pub fn lifetime_path(
         &self,
-        validation: Option<(&ArrayView2<f64>, &ArrayView1<f64>)>,
+        validation: Option<Validation<'_, f64>>,
         checkpoints: &Checkpoints,
         pool: &ThreadPool,
         interrupt: &Interrupt,
@@ -110,15 +128,16 @@ impl ForestRegressor {
         };
         let trees = &self.forest.trees;
         let held_out = match validation {
-            Some((x, y)) => {
+            Some((x, y, weights)) => {
                 crate::forest::data::check_targets(x.nrows(), y)?;
-                Some((self.forest.apply(x, pool)?, y))
+                let weights = RowWeights::checked(x.nrows(), weights)?;
+                Some((self.forest.apply(x, pool)?, y, weights))
             }
             None => None,
         };
         let means: Vec<Vec<f64>> = pool.install(|| {
             (trees.par_iter().zip(&self.leaf_stats))
-                .map(|(tree, stats)| node_means(tree, &stats.sum, centre, scale))
+                .map(|(tree, stats)| node_means(tree, stats, centre, scale))
                 .collect()
         });
         let roots = (trees.iter().zip(&means)).fold((0.0, 0.0), |(s, q), (tree, means)| {
@@ -127,10 +146,11 @@ impl ForestRegressor {
         });
         let standardise =
             |y: &[f64]| -> Vec<f64> { y.iter().map(|v| (v - centre) / scale).collect() };
-        let train = MeanPath::new(&means, standardise(&self.y), roots, scale, noise);
-        let validation = held_out.as_ref().map(|(leaves, y)| {
+        let train_points = (standardise(&self.y), &self.weights);
+        let train = MeanPath::new(&means, train_points, roots, scale, noise);
+        let validation = held_out.as_ref().map(|(leaves, y, weights)| {
             let y: Vec<f64> = y.iter().map(|v| (v - centre) / scale).collect();
-            let state = MeanPath::new(&means, y, roots, scale, noise);
+            let state = MeanPath::new(&means, (y, weights), roots, scale, noise);
             (state, leaves.as_slice().unwrap_or(&[]))
         });
         let max_lifetime = self.forest.params.lifetime;

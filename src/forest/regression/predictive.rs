@@ -193,6 +193,7 @@ impl ForestRegressor {
 mod tests {
     use super::*;
     use crate::forest::regression::belief::tree_posterior;
+    use crate::forest::regression::leaf_stats::LeafStats;
     use crate::mondrian::route::route;
     use crate::mondrian::TreeParams;
     use crate::testing::{forest_on, uniform_array};
@@ -207,7 +208,12 @@ mod tests {
         for lifetime in [f64::INFINITY, 3.0, 0.0] {
             let f = forest_on(&x, TreeParams::new(lifetime, 5), 4, 9);
             for tree in &f.trees {
-                let post = tree_posterior(tree, &vec![1.0; tree.n_nodes()], &prior);
+                let leaves = LeafStats {
+                    weight: tree.nodes.iter().map(|n| f64::from(n.n_samples)).collect(),
+                    sum: vec![1.0; tree.n_nodes()],
+                    centred_squares: vec![0.0; tree.n_nodes()],
+                };
+                let post = tree_posterior(tree, &leaves, &prior);
                 for row in probes.rows().into_iter().chain(x.rows()) {
                     let point = row.to_vec();
                     let mut scratch = RouteScratch::default();

@@ -134,25 +134,29 @@ impl PriorOverrides {
     }
 }
 
-/// Count, mean and centred sum of squares of the targets seen so far (Welford's update, so
-/// online steps cost O(new points) and large offsets do not cancel).
+/// Rows, total weight, weighted mean and weighted centred sum of squares of the targets seen
+/// so far (West's weighted form of Welford's update, so online steps cost O(new points) and
+/// large offsets do not cancel; with unit weights it is Welford's, operation for operation).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetStats {
     pub count: u64,
+    /// Σw (the count, with unit weights).
+    pub weight: f64,
     pub mean: f64,
     pub centred_squares: f64,
 }
 
 impl TargetStats {
-    /// The statistics with `y` added, or an error naming the problem if they overflow
-    /// (targets so large that their variance is not a finite float64).
-    pub fn with(&self, y: impl Iterator<Item = f64>) -> Result<Self> {
+    /// The statistics with the targets and weights `(y, w)` added, or an error naming the
+    /// problem if they overflow (targets so large that their variance is not a finite float64).
+    pub fn with(&self, y: impl Iterator<Item = (f64, f64)>) -> Result<Self> {
         let mut s = *self;
-        for v in y {
+        for (v, w) in y {
             s.count += 1;
+            s.weight += w;
             let delta = v - s.mean;
-            s.mean += delta / s.count as f64;
-            s.centred_squares += delta * (v - s.mean);
+            s.mean += delta * w / s.weight;
+            s.centred_squares += w * delta * (v - s.mean);
         }
         if !(s.mean.is_finite() && s.centred_squares.is_finite()) {
             return Err(Error::InvalidInput(
@@ -162,14 +166,16 @@ impl TargetStats {
         Ok(s)
     }
 
-    /// Population variance.
+    /// Population variance (weighted).
     pub fn variance(&self) -> f64 {
-        self.centred_squares / self.count.max(1) as f64
+        self.centred_squares / if self.weight > 0.0 { self.weight } else { 1.0 }
     }
 
     /// Checks deserialised statistics.
     pub fn is_consistent(&self, n_rows: usize) -> bool {
         self.count == n_rows as u64
+            && self.weight.is_finite()
+            && (self.weight > 0.0 || n_rows == 0)
             && self.mean.is_finite()
             && self.centred_squares.is_finite()
             && self.centred_squares >= 0.0
@@ -185,7 +191,7 @@ pub fn heuristic_prior(
     overrides: &PriorOverrides,
     within_leaf: impl FnOnce(f64) -> f64,
 ) -> Result<GaussianPrior> {
-    let n = stats.count as f64;
+    let n = stats.weight;
     let mean = stats.mean;
     // Constant targets: a variance tiny against the targets' scale keeps the prior proper.
     let var = stats
@@ -230,8 +236,8 @@ mod tests {
     fn welford_matches_two_pass_and_rejects_overflow() {
         let y = [1e9 + 1.0, 1e9 + 2.0, 1e9 + 4.0, 1e9 + 7.0];
         let s = TargetStats::default()
-            .with(y[..2].iter().copied())
-            .and_then(|s| s.with(y[2..].iter().copied()))
+            .with(y[..2].iter().map(|&v| (v, 1.0)))
+            .and_then(|s| s.with(y[2..].iter().map(|&v| (v, 1.0))))
             .expect("finite");
         let mean = y.iter().sum::<f64>() / 4.0;
         let var = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 4.0;
@@ -239,14 +245,14 @@ mod tests {
         // Welford rounds the running mean at 1e9 · ε ≈ 1e-7, which moves the variance by ~1e-7.
         assert!((s.variance() - var).abs() < 1e-5 * var);
         assert!(TargetStats::default()
-            .with([1e300, -1e300].into_iter())
+            .with([(1e300, 1.0), (-1e300, 1.0)].into_iter())
             .is_err());
     }
 
     #[test]
     fn heuristic_matches_the_papers_formulas() {
         let s = TargetStats::default()
-            .with((0..1000).map(|i| (i % 7) as f64))
+            .with((0..1000).map(|i| ((i % 7) as f64, 1.0)))
             .expect("finite");
         let p =
             heuristic_prior(&s, 4, &PriorOverrides::default(), |_| unreachable!()).expect("valid");

@@ -7,6 +7,7 @@
 use super::leaf_stats::{refresh_nodes, LeafStats};
 use super::prior::{GaussianPrior, PriorOverrides, TargetStats};
 use super::{ForestRegressor, PosteriorMode, TreePosterior};
+use crate::forest::weights::RowWeights;
 use crate::forest::MondrianForest;
 use crate::mondrian::guided::Guidance;
 use serde::{Deserialize, Serialize, Serializer};
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize, Serializer};
 struct StoredRef<'a> {
     forest: &'a MondrianForest,
     y: &'a [f64],
+    weights: &'a RowWeights,
     target_stats: &'a TargetStats,
     overrides: &'a PriorOverrides,
     mode: &'a PosteriorMode,
@@ -30,6 +32,7 @@ struct StoredRef<'a> {
 pub(super) struct StoredRegressor {
     forest: MondrianForest,
     y: Vec<f64>,
+    weights: RowWeights,
     target_stats: TargetStats,
     overrides: PriorOverrides,
     mode: PosteriorMode,
@@ -46,6 +49,7 @@ impl Serialize for ForestRegressor {
         StoredRef {
             forest: &self.forest,
             y: &self.y,
+            weights: &self.weights,
             target_stats: &self.target_stats,
             overrides: &self.overrides,
             mode: &self.mode,
@@ -64,13 +68,14 @@ impl From<StoredRegressor> for ForestRegressor {
         // none, and the consistency check then refuses it).
         let valid = s.forest.is_consistent()
             && s.y.len() == s.forest.n_rows()
-            && s.y.iter().all(|v| v.is_finite());
+            && s.y.iter().all(|v| v.is_finite())
+            && s.weights.is_consistent(s.y.len());
         let leaf_stats = if valid {
             (s.forest.trees.iter())
                 .map(|tree| {
                     let mut stats = LeafStats::default();
                     let nodes: Vec<u32> = (0..tree.n_nodes() as u32).collect();
-                    refresh_nodes(tree, &s.y, &mut stats, &nodes);
+                    refresh_nodes(tree, (&s.y, &s.weights), &mut stats, &nodes);
                     stats
                 })
                 .collect()
@@ -80,6 +85,7 @@ impl From<StoredRegressor> for ForestRegressor {
         ForestRegressor {
             forest: s.forest,
             y: s.y,
+            weights: s.weights,
             target_stats: s.target_stats,
             leaf_stats,
             overrides: s.overrides,
