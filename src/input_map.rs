@@ -4,6 +4,7 @@
 //! estimator takes its lifetimes in these units by default (`scale_features`): the forests
 //! map inside the core, the kernel and partition estimators through [`InputMap::map`].
 
+use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -17,13 +18,13 @@ pub struct InputMap {
 impl InputMap {
     /// The map taking the bounding box of `rows` (row-major, `d` wide, finite) to the unit
     /// box; a constant feature is only shifted. An error if some feature's range overflows.
-    pub fn unit_box_of(rows: &[f64], d: usize) -> Result<Self> {
+    pub fn unit_box_of<E: Coordinate>(rows: &[E], d: usize) -> Result<Self> {
         let mut lower = vec![f64::INFINITY; d];
         let mut upper = vec![f64::NEG_INFINITY; d];
         for row in rows.chunks_exact(d) {
             for k in 0..d {
-                lower[k] = lower[k].min(row[k]);
-                upper[k] = upper[k].max(row[k]);
+                lower[k] = lower[k].min(row[k].into());
+                upper[k] = upper[k].max(row[k].into());
             }
         }
         let mut scale = Vec::with_capacity(d);
@@ -46,12 +47,12 @@ impl InputMap {
     /// An error if the image of some row of `rows` is not finite (a point so far outside the
     /// training range that it overflows float64 once scaled). The map is monotone in each
     /// feature, so checking each feature's extremes suffices.
-    pub fn check(&self, rows: &[f64]) -> Result<()> {
+    pub fn check<E: Coordinate>(&self, rows: &[E]) -> Result<()> {
         let d = self.offset.len();
         for k in 0..d {
             let column = rows.iter().skip(k).step_by(d);
             let (lo, hi) = column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
+                (lo.min(v.into()), hi.max(v.into()))
             });
             for v in [lo, hi].into_iter().filter(|v| v.is_finite()) {
                 if !((v - self.offset[k]) / self.scale[k]).is_finite() {
@@ -66,11 +67,11 @@ impl InputMap {
     }
 
     /// Appends the images of `rows` (checked by [`Self::check`]) to `out`.
-    pub fn map_into(&self, rows: &[f64], out: &mut Vec<f64>) {
+    pub fn map_into<E: Coordinate>(&self, rows: &[E], out: &mut Vec<f64>) {
         let d = self.offset.len();
         for row in rows.chunks_exact(d) {
             let mapped = row.iter().zip(&self.offset).zip(&self.scale);
-            out.extend(mapped.map(|((v, o), s)| (v - o) / s));
+            out.extend(mapped.map(|((&v, o), s)| (v.into() - o) / s));
         }
     }
 

@@ -65,13 +65,13 @@ pub fn is_small(n_points: usize) -> bool {
 /// Calls `work(first_row, out_block, rows_block)` on blocks of `ROW_CHUNK` points, where
 /// `flat` holds the points (row-major, `d` wide) and `out` holds `out_width` values per point:
 /// on `pool`, or on this thread for a handful of points.
-pub fn for_each_row_block<T: Send>(
+pub fn for_each_row_block<T: Send, E: Sync>(
     pool: &ThreadPool,
     out: &mut [T],
     out_width: usize,
-    flat: &[f64],
+    flat: &[E],
     d: usize,
-    work: impl Fn(usize, &mut [T], &[f64]) + Sync,
+    work: impl Fn(usize, &mut [T], &[E]) + Sync,
 ) {
     if is_small(flat.len() / d.max(1)) {
         work(0, out, flat);

@@ -122,6 +122,9 @@ class EstimatorBase(BaseEstimator):
     #: Each parameter, in signature order: default and accepted values (see ``_validation``).
     _parameters: ClassVar[dict[str, Param]] = {}
 
+    #: The dtypes of X the core reads as they are (others are converted to the first).
+    _point_dtypes: ClassVar[tuple[type, ...]] = (np.float64,)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Replaced in every subclass that declares ``_parameters`` (``__init_subclass__``).
         raise TypeError(f"{type(self).__name__} declares no parameters")
@@ -143,7 +146,8 @@ class EstimatorBase(BaseEstimator):
     def _fitted_input(self, X: Any) -> np.ndarray:
         """``X`` checked against the fitted estimator, in the core's layout."""
         check_is_fitted(self)
-        return as_core_array(validate_data(self, X, dtype=np.float64, reset=False))
+        X = validate_data(self, X, dtype=list(self._point_dtypes), reset=False)
+        return as_core_array(X, dtype=X.dtype)
 
 
 class UnitBoxMixin(EstimatorBase):
@@ -200,8 +204,11 @@ class OnlineMixin(EstimatorBase):
         if not hasattr(self, "model_"):
             weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
             return self.fit(X, y, **weighted)
-        if not is_core_ready(X, y, self.n_features_in_) or hasattr(self, "feature_names_in_"):
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
+        ready = is_core_ready(X, y, self.n_features_in_, self._point_dtypes)
+        if not ready or hasattr(self, "feature_names_in_"):
+            X, y = validate_data(
+                self, X, y, dtype=list(self._point_dtypes), y_numeric=True, reset=False
+            )
         if sample_weight is None:
             self.model_.partial_fit(self._core_input(X), as_core_array(y), self._threads())
             return self
@@ -217,4 +224,5 @@ class OnlineMixin(EstimatorBase):
         the estimator's job (:class:`UnitBoxMixin`) rather than the core's (forests)."""
         if isinstance(self, UnitBoxMixin):
             return self._to_unit_box(X)
-        return as_core_array(X)
+        X = np.asarray(X)
+        return as_core_array(X, dtype=X.dtype if X.dtype in self._point_dtypes else np.float64)

@@ -245,13 +245,15 @@ def as_core_array(X: Any, dtype: Any = np.float64) -> np.ndarray:
     return array if array.flags.aligned else array.copy()
 
 
-def is_core_ready(X: object, y: object, n_features: int) -> bool:
+def is_core_ready(
+    X: object, y: object, n_features: int, dtypes: tuple[type, ...] = (np.float64,)
+) -> bool:
     """True when ``X`` (and ``y``, unless None) are already what the core takes: non-empty
-    C-ordered float64 arrays (n × n_features and n) of plain ndarray type. Finiteness is left
-    to the core."""
+    C-ordered arrays (n × n_features of one of ``dtypes``, and n float64) of plain ndarray
+    type. Finiteness is left to the core."""
     return (
         type(X) is np.ndarray
-        and X.dtype == np.float64
+        and X.dtype in dtypes
         and X.ndim == 2
         and X.flags.c_contiguous
         and X.flags.aligned

@@ -2,6 +2,7 @@
 //! finiteness, targets), mapped to the forest's coordinates, and handed out in row blocks.
 
 use super::MondrianForest;
+use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::{MondrianTree, NONE};
 use crate::parallel::for_each_row_block;
@@ -24,7 +25,7 @@ impl MondrianForest {
     }
 
     /// Checks that `x` has this forest's width and only finite values, also once mapped.
-    pub fn check_points(&self, x: &ArrayView2<f64>) -> Result<()> {
+    pub fn check_points<E: Coordinate>(&self, x: &ArrayView2<E>) -> Result<()> {
         if x.ncols() != self.n_features {
             return Err(Error::InvalidInput(format!(
                 "X has {} features, but the forest was fitted with {}",
@@ -32,7 +33,7 @@ impl MondrianForest {
                 self.n_features
             )));
         }
-        if x.iter().any(|v| !v.is_finite()) {
+        if x.iter().any(|&v| !v.into().is_finite()) {
             return Err(Error::InvalidInput("X contains NaN or infinity".into()));
         }
         if let Some(map) = &self.input_map {
@@ -42,11 +43,12 @@ impl MondrianForest {
     }
 
     /// Calls `work(first_row, out_block, rows_block)` on blocks of the rows of `x` (in this
-    /// forest's coordinates) in parallel, after checking them; `out` holds `out_width` values
-    /// per row. See [`for_each_row_block`].
-    pub fn for_each_query_block<T: Send>(
+    /// forest's coordinates, float64: float32 rows are converted a block at a time) in
+    /// parallel, after checking them; `out` holds `out_width` values per row. See
+    /// [`for_each_row_block`].
+    pub fn for_each_query_block<T: Send, E: Coordinate>(
         &self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         pool: &ThreadPool,
         out: &mut [T],
         out_width: usize,
@@ -57,26 +59,28 @@ impl MondrianForest {
         let x = x.as_standard_layout();
         let flat = x.as_slice().unwrap_or(&[]);
         let d = self.n_features;
-        for_each_row_block(
-            pool,
-            out,
-            out_width,
-            flat,
-            d,
-            |first, out, rows| match &self.input_map {
-                None => work(first, out, rows),
-                Some(map) => {
+        for_each_row_block(pool, out, out_width, flat, d, |first, out, rows| {
+            match (&self.input_map, E::as_f64(rows)) {
+                (None, Some(rows)) => work(first, out, rows),
+                (None, None) => {
+                    let converted: Vec<f64> = rows.iter().map(|&v| v.into()).collect();
+                    work(first, out, &converted)
+                }
+                (Some(map), _) => {
                     let mut mapped = Vec::with_capacity(rows.len());
                     map.map_into(rows, &mut mapped);
                     work(first, out, &mapped)
                 }
-            },
-        );
+            }
+        });
         Ok(())
     }
 
     /// [`Self::add_points`] for an online update, which needs trees to extend.
-    pub fn add_online_points(&mut self, x: &ArrayView2<f64>) -> Result<std::ops::Range<u32>> {
+    pub fn add_online_points<E: Coordinate>(
+        &mut self,
+        x: &ArrayView2<E>,
+    ) -> Result<std::ops::Range<u32>> {
         if self.trees.is_empty() {
             return Err(Error::InvalidInput(
                 "partial_fit needs a fitted model".into(),
@@ -87,7 +91,7 @@ impl MondrianForest {
 
     /// Stores new training points (mapped to the forest's coordinates) and returns their row
     /// ids. The first points fix the input map when inputs are scaled.
-    pub fn add_points(&mut self, x: &ArrayView2<f64>) -> Result<std::ops::Range<u32>> {
+    pub fn add_points<E: Coordinate>(&mut self, x: &ArrayView2<E>) -> Result<std::ops::Range<u32>> {
         let first = self.n_rows();
         let last = first + x.nrows();
         if last >= u32::MAX as usize {
@@ -108,9 +112,10 @@ impl MondrianForest {
         }
         // Appended in place (no copy of the training set), taken back if the box fails.
         let start = self.x.len();
-        match &self.input_map {
-            None => self.x.extend_from_slice(rows),
-            Some(map) => map.map_into(rows, &mut self.x),
+        match (&self.input_map, E::as_f64(rows)) {
+            (None, Some(rows)) => self.x.extend_from_slice(rows),
+            (None, None) => self.x.extend(rows.iter().map(|&v| v.into())),
+            (Some(map), _) => map.map_into(rows, &mut self.x),
         }
         if let Err(error) = self.check_box(&self.x[start..]) {
             self.x.truncate(start);

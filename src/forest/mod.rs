@@ -15,6 +15,7 @@ pub mod regression;
 mod stored;
 pub mod weights;
 
+use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::input_map::InputMap;
 use crate::mondrian::extend::{extend_tree, ExtendScratch};
@@ -180,7 +181,11 @@ impl MondrianForest {
     }
 
     /// Leaf id of every point in every tree (N × M).
-    pub fn apply(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Array2<u32>> {
+    pub fn apply<E: Coordinate>(
+        &self,
+        x: &ArrayView2<E>,
+        pool: &ThreadPool,
+    ) -> Result<Array2<u32>> {
         let (m, d) = (self.trees.len(), self.n_features);
         let mut out = vec![0u32; x.nrows() * m];
         self.for_each_query_block(x, pool, &mut out, m, |_, out, rows| {

@@ -4,7 +4,7 @@
 use super::error::to_py_err;
 use crate::error::Error;
 use crate::sparse::Csr;
-use numpy::ndarray::{Array2, CowArray, Ix2};
+use numpy::ndarray::{Array2, ArrayView2, CowArray, Ix2};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
@@ -20,6 +20,42 @@ pub fn c_order<'a, T: numpy::Element + Clone>(
         CowArray::from(view.as_standard_layout().into_owned())
     }
 }
+
+/// A matrix of points as numpy holds it: float64, or float32, which the forests read a row
+/// block at a time instead of through a float64 copy of the whole matrix.
+#[derive(FromPyObject)]
+pub enum AnyPoints<'py> {
+    F64(PyReadonlyArray2<'py, f64>),
+    F32(PyReadonlyArray2<'py, f32>),
+}
+
+/// A view of [`AnyPoints`] (what the work released from the GIL holds).
+#[derive(Clone, Copy)]
+pub enum PointsView<'a> {
+    F64(ArrayView2<'a, f64>),
+    F32(ArrayView2<'a, f32>),
+}
+
+impl AnyPoints<'_> {
+    pub fn view(&self) -> PointsView<'_> {
+        match self {
+            Self::F64(a) => PointsView::F64(a.as_array()),
+            Self::F32(a) => PointsView::F32(a.as_array()),
+        }
+    }
+}
+
+/// Evaluates `$body` with `$x` bound to the [`PointsView`] `$points`'s array, of either
+/// element type (the core's forest functions are generic over it).
+macro_rules! with_points {
+    ($points:expr, |$x:ident| $body:expr) => {
+        match $points {
+            $crate::python::arrays::PointsView::F64($x) => $body,
+            $crate::python::arrays::PointsView::F32($x) => $body,
+        }
+    };
+}
+pub(crate) use with_points;
 
 /// The row-major values of a C-ordered array.
 pub fn flat<'a, T>(a: &'a CowArray<'_, T, Ix2>) -> &'a [T] {

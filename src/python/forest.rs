@@ -2,7 +2,7 @@
 //! or classification); the methods every forest has and the classifier's (the regressor's are
 //! in `forest_regression.rs`).
 
-use super::arrays::VectorPair;
+use super::arrays::{with_points, AnyPoints, VectorPair};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -167,7 +167,7 @@ impl Forest {
     fn fit(
         &self,
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         y: Bound<'_, PyAny>,
         n_trees: usize,
         n_jobs: usize,
@@ -175,18 +175,18 @@ impl Forest {
         progress: Option<Py<PyAny>>,
         weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
-        let x = x.as_array();
+        let x = x.view();
         let y = Targets::of(&y);
         let (values, labels) = (y.values(), y.labels());
         let w = weights.as_ref().map(|w| w.as_array());
         self.inner.write(py, n_jobs, Length::Long, |model, call| {
             let how = call.growing(n_trees, slice);
             let report = |done| call.notify(&progress, &[done]);
-            match (model, values, labels) {
+            with_points!(x, |x| match (model, values, labels) {
                 (ForestModel::Regressor(m), Some(y), _) => m.fit(&x, &y, w.as_ref(), &how, report),
                 (ForestModel::Classifier(m), _, Some(y)) => m.fit(&x, &y, w.as_ref(), &how, report),
                 _ => Err(Targets::mismatch()),
-            }
+            })
         })
     }
 
@@ -196,17 +196,17 @@ impl Forest {
     fn partial_fit(
         &self,
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         y: Bound<'_, PyAny>,
         n_jobs: usize,
         weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
-        let x = x.as_array();
+        let x = x.view();
         let y = Targets::of(&y);
         let (values, labels) = (y.values(), y.labels());
         let w = weights.as_ref().map(|w| w.as_array());
         self.inner.write(py, n_jobs, Length::Short, |model, call| {
-            match (model, values, labels) {
+            with_points!(x, |x| match (model, values, labels) {
                 (ForestModel::Regressor(m), Some(y), _) => {
                     m.partial_fit(&x, &y, w.as_ref(), call.pool)
                 }
@@ -214,7 +214,7 @@ impl Forest {
                     m.partial_fit(&x, &y, w.as_ref(), call.pool)
                 }
                 _ => Err(Targets::mismatch()),
-            }
+            })
         })
     }
 
@@ -222,17 +222,17 @@ impl Forest {
     fn predict_proba<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let x = x.as_array();
+        let x = x.view();
         let out = self.inner.read_prepared(
             py,
             n_jobs,
             Length::Short,
             is_ready,
             prepare,
-            |model, call| classifier(model)?.predict_proba(&x, call.pool),
+            |model, call| with_points!(x, |x| classifier(model)?.predict_proba(&x, call.pool)),
         )?;
         Ok(out.into_pyarray(py))
     }
@@ -330,12 +330,12 @@ impl Forest {
     fn apply<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
-        let x = x.as_array();
+        let x = x.view();
         let out = self.inner.read(py, n_jobs, Length::Short, |model, call| {
-            model.forest().apply(&x, call.pool)
+            with_points!(x, |x| model.forest().apply(&x, call.pool))
         })?;
         Ok(out.into_pyarray(py))
     }

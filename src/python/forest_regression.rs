@@ -2,7 +2,7 @@
 //! are in `forest.rs`): construction, predictive moments, quantiles and densities, the prior
 //! and its hyper-parameter criteria, node posteriors.
 
-use super::arrays::VectorPair;
+use super::arrays::{with_points, AnyPoints, VectorPair};
 use super::error::to_py_err;
 use super::forest::{empty_forest, is_ready, not_a, prepare, regressor, Forest};
 use super::run::{Handle, Length};
@@ -12,7 +12,7 @@ use crate::forest::regression::{ForestRegressor, PosteriorMode, PriorCriterion};
 use crate::forest::ForestModel;
 use crate::mondrian::guided::Guidance;
 use crate::mondrian::TreeParams;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::ThreadPool;
@@ -94,11 +94,13 @@ impl Forest {
     fn predict<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<VectorPair<'py>> {
-        let x = x.as_array();
-        let (mean, var) = self.with_regressor(py, n_jobs, |m, pool| m.predict(&x, pool))?;
+        let x = x.view();
+        let (mean, var) = self.with_regressor(py, n_jobs, |m, pool| {
+            with_points!(x, |x| m.predict(&x, pool))
+        })?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
@@ -106,12 +108,14 @@ impl Forest {
     fn quantiles<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         levels: Vec<f64>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let x = x.as_array();
-        let out = self.with_regressor(py, n_jobs, |m, pool| m.quantiles(&x, &levels, pool))?;
+        let x = x.view();
+        let out = self.with_regressor(py, n_jobs, |m, pool| {
+            with_points!(x, |x| m.quantiles(&x, &levels, pool))
+        })?;
         Ok(out.into_pyarray(py))
     }
 
@@ -119,12 +123,14 @@ impl Forest {
     fn log_density<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         y: PyReadonlyArray1<'py, f64>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let (x, y) = (x.as_array(), y.as_array());
-        let out = self.with_regressor(py, n_jobs, |m, pool| m.log_density(&x, &y, pool))?;
+        let (x, y) = (x.view(), y.as_array());
+        let out = self.with_regressor(py, n_jobs, |m, pool| {
+            with_points!(x, |x| m.log_density(&x, &y, pool))
+        })?;
         Ok(out.into_pyarray(py))
     }
 

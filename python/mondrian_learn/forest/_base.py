@@ -45,6 +45,10 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
     checks its targets and returns them as the core takes them.
     """
 
+    #: float32 X is read by the core a row block at a time (no float64 copy of the matrix;
+    #: the trees' own store of training points is float64, widened exactly).
+    _point_dtypes = (np.float64, np.float32)
+
     _parameters = {
         "n_estimators": Param(100, *COUNT),
         "lifetime": Param(np.inf, Real(low=0, allow_inf=True)),
@@ -114,7 +118,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         )
         lifetime = float(self.lifetime if lifetime is None else lifetime)
         model = self._new_model(X.shape[1], draw_seed(self.random_state), lifetime)
-        X = as_core_array(X)
+        X = as_core_array(X, dtype=X.dtype)
         grow_trees(
             self.n_estimators,
             n_jobs,

@@ -125,7 +125,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(self, X, y, dtype=np.float64, reset=reset)
+        X, y = validate_data(self, X, y, dtype=list(self._point_dtypes), reset=reset)
         if reset:
             check_classification_targets(y)
             self.classes_ = np.unique(y) if classes is None else np.unique(classes)
@@ -195,14 +195,16 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")
             return self._fit(X, y, classes=classes, sample_weight=sample_weight)
-        if not is_core_ready(X, None, self.n_features_in_) or hasattr(self, "feature_names_in_"):
-            X, y = validate_data(self, X, y, dtype=np.float64, reset=False)
+        ready = is_core_ready(X, None, self.n_features_in_, self._point_dtypes)
+        if not ready or hasattr(self, "feature_names_in_"):
+            X, y = validate_data(self, X, y, dtype=list(self._point_dtypes), reset=False)
         if sample_weight is None:
-            self.model_.partial_fit(as_core_array(X), self._class_indices(y), self._threads())
+            X = as_core_array(X, dtype=X.dtype)
+            self.model_.partial_fit(X, self._class_indices(y), self._threads())
             return self
         weights, keep = check_sample_weight(sample_weight, len(X))
         if weights is not None and len(weights):
-            X, y = as_core_array(np.asarray(X)[keep]), self._class_indices(np.asarray(y)[keep])
+            X, y = self._core_input(np.asarray(X)[keep]), self._class_indices(np.asarray(y)[keep])
             self.model_.partial_fit(X, y, self._threads(), weights)
         return self
 

@@ -82,7 +82,9 @@ class LifetimeSearchMixin(MondrianForestBase):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._is_regression())
+        X, y = validate_data(
+            self, X, y, dtype=list(self._point_dtypes), y_numeric=self._is_regression()
+        )
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
         classes = None if self._is_regression() else np.unique(y)

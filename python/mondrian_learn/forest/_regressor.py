@@ -146,7 +146,9 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=reset)
+        X, y = validate_data(
+            self, X, y, dtype=list(self._point_dtypes), y_numeric=True, reset=reset
+        )
         if reset:
             self._check_fixed_prior(y)
         return X, as_core_array(y)
@@ -307,8 +309,11 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
 
         The negative mean is the NLPD reported in the paper."""
         check_is_fitted(self)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
-        return self.model_.log_density(as_core_array(X), as_core_array(y), self._threads())
+        X, y = validate_data(
+            self, X, y, dtype=list(self._point_dtypes), y_numeric=True, reset=False
+        )
+        X = as_core_array(X, dtype=X.dtype)
+        return self.model_.log_density(X, as_core_array(y), self._threads())
 
     @property
     def prior_(self) -> dict[str, float]:

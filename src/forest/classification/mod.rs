@@ -15,6 +15,7 @@ mod stored;
 
 use super::weights::{check_weights, RowWeights};
 use super::{Growing, MondrianForest};
+use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PausePureBlocks;
@@ -122,9 +123,9 @@ impl ForestClassifier {
 
     /// Batch fit on rows `x` with classes `labels` and optional row weights, growing the trees
     /// as `how` says and calling `progress(done)` between slices.
-    pub fn fit(
+    pub fn fit<E: Coordinate>(
         &mut self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         labels: &ArrayView1<u32>,
         weights: Option<&ArrayView1<f64>>,
         how: &Growing<'_>,
@@ -151,9 +152,9 @@ impl ForestClassifier {
 
     /// Online update: extends every tree (conditional Mondrian; paused pure leaves resume
     /// when a new class arrives) and updates the counts along the changed paths.
-    pub fn partial_fit(
+    pub fn partial_fit<E: Coordinate>(
         &mut self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         labels: &ArrayView1<u32>,
         weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,

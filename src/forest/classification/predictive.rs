@@ -22,6 +22,7 @@
 
 use super::smoothing::{branch_off_mean, ikn_counts};
 use super::ForestClassifier;
+use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::branch_off::branch_off_walk;
 use crate::mondrian::route::{route_group, RouteScratch, GROUP};
@@ -32,7 +33,11 @@ use rayon::ThreadPool;
 impl ForestClassifier {
     /// Class probabilities at each row of `x` (N × K, rows summing to 1). The node means must
     /// be fresh ([`ForestClassifier::ensure_means`]).
-    pub fn predict_proba(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Array2<f64>> {
+    pub fn predict_proba<E: Coordinate>(
+        &self,
+        x: &ArrayView2<E>,
+        pool: &ThreadPool,
+    ) -> Result<Array2<f64>> {
         if !self.means_are_fresh() {
             return Err(Error::InvalidInput(
                 "the node posteriors are stale: call ensure_means after an update".into(),

@@ -22,6 +22,7 @@ pub mod variance;
 use super::data::check_targets;
 use super::weights::{check_weights, RowWeights};
 use super::{Growing, MondrianForest};
+use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PureMondrian;
@@ -116,9 +117,9 @@ impl ForestRegressor {
     /// Batch fit on rows `x` with targets `y` and optional row weights, growing the trees as
     /// `how` says and calling `progress(done)` between slices (an error from it, or the
     /// interrupt, stops the fit).
-    pub fn fit(
+    pub fn fit<E: Coordinate>(
         &mut self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         y: &ArrayView1<f64>,
         weights: Option<&ArrayView1<f64>>,
         how: &Growing<'_>,

@@ -4,6 +4,7 @@
 use super::belief::{update_paths, TreePosterior};
 use super::leaf_stats::LeafStats;
 use super::{checked_stats, policy, ForestRegressor};
+use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::MondrianTree;
 use crate::parallel::is_small;
@@ -43,9 +44,9 @@ impl PosteriorMode {
 impl ForestRegressor {
     /// Online update: extends every tree with the new points (conditional Mondrian), then
     /// updates the posterior as `mode` says. Everything is checked before anything changes.
-    pub fn partial_fit(
+    pub fn partial_fit<E: Coordinate>(
         &mut self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         y: &ArrayView1<f64>,
         weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,

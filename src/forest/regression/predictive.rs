@@ -18,6 +18,7 @@ use super::belief::{Gaussian, TreePosterior};
 use super::mixture::{mixture_quantile, Component, LogDensityFold, MomentsFold};
 use super::prior::GaussianPrior;
 use super::ForestRegressor;
+use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::forest::data::check_targets;
 use crate::mondrian::branch_off::branch_off_walk;
@@ -74,9 +75,9 @@ pub fn tree_components(
 
 impl ForestRegressor {
     /// Predictive mean and variance at each row of `x` (eq. 4–5).
-    pub fn predict(
+    pub fn predict<E: Coordinate>(
         &self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         pool: &ThreadPool,
     ) -> Result<(Array1<f64>, Array1<f64>)> {
         let mut out = vec![(0.0, 0.0); x.nrows()];
@@ -94,9 +95,9 @@ impl ForestRegressor {
     }
 
     /// Quantiles `levels` (each in (0, 1)) of the predictive mixture at each row: N × L.
-    pub fn quantiles(
+    pub fn quantiles<E: Coordinate>(
         &self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         levels: &[f64],
         pool: &ThreadPool,
     ) -> Result<Array2<f64>> {
@@ -124,9 +125,9 @@ impl ForestRegressor {
     }
 
     /// log p(y_i | x_i) under the forest's predictive mixture, for each row.
-    pub fn log_density(
+    pub fn log_density<E: Coordinate>(
         &self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         y: &ArrayView1<f64>,
         pool: &ThreadPool,
     ) -> Result<Array1<f64>> {
@@ -151,9 +152,9 @@ impl ForestRegressor {
     /// Within a block of rows the loop runs tree by tree, so one tree's nodes stay in cache
     /// while all the block's points walk it; each row still sees trees and components in the
     /// same order, so results do not depend on the number of threads.
-    fn for_each_mixture<A: Clone + Send + Sync, T: Send>(
+    fn for_each_mixture<E: Coordinate, A: Clone + Send + Sync, T: Send>(
         &self,
-        x: &ArrayView2<f64>,
+        x: &ArrayView2<E>,
         pool: &ThreadPool,
         out: &mut [T],
         init: A,
