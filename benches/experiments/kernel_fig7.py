@@ -12,6 +12,11 @@ With M = 50 that part ends near λ₀ itself, so the evidence is also traced by 
 path with fewer trees (``--evidence-trees``, default 10) up to the largest λ ≤ Λ at which its
 C ≤ ``--max-dense``. Goal (issue): λ̂ within an order of magnitude of λ₀, i.e. in [1, 100].
 
+Issue 17, item 3: the evidence with both the signal variance s² and the noise σ² estimated at
+every checkpoint (``mondrian_learn.kernel._evidence``, what ``selection="evidence"`` now
+maximises) on the same M trees, at the path's checkpoints (min(N, C) = N ≤ 2,048 at all of
+them); goal: λ̂ within a factor 3 of λ₀ in all three seeds.
+
 Usage::
 
     /work/notes/quiet-bench python benches/experiments/kernel_fig7.py [--seeds 0 1 2]
@@ -36,6 +41,7 @@ from scipy.spatial.distance import cdist
 
 from mondrian_learn import MondrianKernelRidgeCV, _core
 from mondrian_learn._validation import draw_seed
+from mondrian_learn.kernel._evidence import EVIDENCE_MAX_SIZE, path_evidence
 
 
 def evidence_path(
@@ -88,9 +94,11 @@ def main() -> None:
         f"{'seed':>4}{'λ̂ (validation)':>17}{'val err %':>10}{'test err %':>11}"
         f"{'λ̂ (evidence)':>15}{'dense to λ':>12}{'path s':>8}"
         f"{'λ̂ (evid., M=' + str(args.evidence_trees) + ')':>20}{'to λ':>7}{'within 10×':>16}"
+        f"{'λ̂ (s², σ² est.)':>17}{'σ̂²/ŝ²':>9}{'ŝ²':>7}{'s':>6}{'within 3×':>10}"
     )
     curves = []
     hits = {"validation": 0, "evidence": 0, "evidence, fewer trees": 0}
+    profiled_hits = 0
     for seed in args.seeds:
         X, y, Xv, yv, Xt, yt = laplace_gp_data(seed, args.dim, lam0, args.noise_variance, args.n)
         model = MondrianKernelRidgeCV(
@@ -112,10 +120,22 @@ def main() -> None:
         ok = [lam0 / 10 <= v <= lam0 * 10 for v in (model.lifetime_, by_evidence, small)]
         for key, hit in zip(hits, ok):
             hits[key] += hit
+        trees = _core.KernelFeatures(X, args.trees, args.max_lifetime, draw_seed(seed), 2, 50)
+        seconds_profiled, profiled = timed(
+            lambda t=trees, a=(X, y, path["lifetimes"]): path_evidence(t, *a, EVIDENCE_MAX_SIZE, 2)
+        )
+        path["log_evidence_profiled"] = profiled["log_evidence_profiled"]
+        at = int(np.nanargmax(profiled["log_evidence_profiled"]))
+        lam_profiled = float(path["lifetimes"][at])
+        hit3 = lam0 / 3 <= lam_profiled <= 3 * lam0
+        profiled_hits += hit3
         print(
             f"{seed:>4}{model.lifetime_:>17.3g}{val_error:>10.2f}{test_error:>11.2f}"
             f"{by_evidence:>15.3g}{path['lifetimes'][dense].max():>12.3g}{seconds:>8.1f}"
             f"{small:>20.3g}{small_end:>7.3g}{' / '.join('yes' if h else 'no' for h in ok):>16}"
+            f"{lam_profiled:>17.3g}{profiled['alpha'][at]:>9.2g}"
+            f"{profiled['signal_variance'][at]:>7.2f}{seconds_profiled:>6.1f}"
+            f"{'yes' if hit3 else 'no':>10}"
         )
         curves.append((seed, path, yv))
     n = len(args.seeds)
@@ -123,6 +143,7 @@ def main() -> None:
         f"λ̂ within [λ₀/10, 10λ₀] (of {n} seeds): "
         + ", ".join(f"by {key} {count}" for key, count in hits.items())
     )
+    print(f"λ̂ by the evidence with s² and σ² estimated within [λ₀/3, 3λ₀]: {profiled_hits} of {n}")
     print(
         "paper (Fig. 7; authors' script: D = 2, M = 50, Λ = 2λ₀): the validation-error minimum "
         "lies close to λ₀ = 10."
@@ -140,7 +161,13 @@ def main() -> None:
     ax.set_ylabel("relative validation error [%]")
     ax.axvline(lam0, ls=":", color="black", label="λ₀")
     twin = ax.twinx()
-    twin.plot(lifetimes, path["log_evidence"], color="tab:green", label="log evidence")
+    twin.plot(lifetimes, path["log_evidence"], color="tab:green", label="log evidence (α fixed)")
+    twin.plot(
+        lifetimes,
+        path["log_evidence_profiled"],
+        color="tab:red",
+        label="log evidence (s², σ² estimated)",
+    )
     twin.set_ylabel("log marginal likelihood")
     ax.set_title(f"Laplace GP data, λ₀ = {lam0:g}, seed {seed}")
     fig.legend(loc="lower center", ncol=3, bbox_to_anchor=(0.5, -0.1))

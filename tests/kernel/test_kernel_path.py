@@ -7,6 +7,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from mondrian_learn import MondrianKernelRidgeCV
+from mondrian_learn.kernel import _path_cv
 from mondrian_learn.kernel._base import lifetime_for_cells
 
 
@@ -40,9 +41,13 @@ def test_evidence_selection_needs_no_validation_data(data) -> None:  # type: ign
         20, max_lifetime=12.0, lifetimes=30, selection="evidence", random_state=0
     ).fit(X, y)
     assert np.all(np.isnan(model.path_["validation_mse"]))
-    assert model.best_index_ == int(np.argmax(model.path_["log_evidence"]))
+    assert model.best_index_ == int(np.nanargmax(model.path_["log_evidence_profiled"]))
     assert model.model_.n_rows == len(X)
-    assert np.isclose(model.model_.log_marginal_likelihood, model.path_["log_evidence"].max())
+    # Refitted at α̂ = σ̂²/ŝ², the ridge's evidence (σ² profiled at that α) is the maximum
+    # over both variances.
+    assert np.isclose(
+        model.model_.log_marginal_likelihood, model.path_["log_evidence_profiled"].max()
+    )
 
 
 def test_auto_solver_switches_to_gradient_and_says_so(data) -> None:  # type: ignore[no-untyped-def]
@@ -56,10 +61,18 @@ def test_auto_solver_switches_to_gradient_and_says_so(data) -> None:  # type: ig
     assert np.all(path["n_features"][dense] <= 300) and np.all(path["n_features"][~dense] > 300)
     assert np.all(np.isnan(path["log_evidence"][~dense]))
     assert np.all(path["cg_iterations"][~dense] > 0) and np.all(path["cg_iterations"][dense] == 0)
-    with pytest.raises(ValueError, match="evidence"):
-        MondrianKernelRidgeCV(
-            20, max_lifetime=12.0, lifetimes=5, selection="evidence", solver="gradient"
-        ).fit(X, y)
+    # The evidence with both variances needs no dense path, only a small enough spectrum.
+    gradient = MondrianKernelRidgeCV(
+        20, max_lifetime=12.0, lifetimes=5, selection="evidence", solver="gradient"
+    ).fit(X, y)
+    assert np.all(np.isfinite(gradient.path_["log_evidence_profiled"]))
+
+
+def test_evidence_selection_refuses_spectra_too_large(data, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    X, y = data
+    monkeypatch.setattr(_path_cv, "EVIDENCE_MAX_SIZE", 0)
+    with pytest.raises(ValueError, match="selection='evidence' needs min"):
+        MondrianKernelRidgeCV(10, max_lifetime=5.0, lifetimes=5, selection="evidence").fit(X, y)
 
 
 def test_requested_lifetimes_are_the_checkpoints(data) -> None:  # type: ignore[no-untyped-def]

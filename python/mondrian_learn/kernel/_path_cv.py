@@ -31,6 +31,7 @@ from mondrian_learn._validation import (
     check_target_scale,
 )
 from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin, lifetime_for_cells
+from mondrian_learn.kernel._evidence import EVIDENCE_MAX_SIZE, path_evidence
 
 
 class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBase):
@@ -68,8 +69,13 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         evenly spread over the number of features); an array — at those lifetimes (within
         [0, Λ]); None — after every cut.
     selection : {"validation", "evidence"}, default="validation"
-        Choose λ by the validation mean squared error or by the log marginal likelihood
-        (which needs no held-out data).
+        Choose λ by the validation mean squared error, or by the log marginal likelihood of
+        the GP ``y − ȳ ~ N(0, s² ΦΦᵀ + σ² I)`` with both the signal variance s² and the noise
+        σ² estimated at every checkpoint (``kernel/_evidence.py``: an eigendecomposition of
+        size min(N, C) per checkpoint, where it is at most 2,048), which needs no held-out
+        data; the model is then refitted with ``alpha_ = σ̂²/ŝ²`` at the chosen λ. (With α
+        fixed and only σ² profiled — ``path_["log_evidence"]`` — features that cannot fit y
+        to its noise make the weights' prior far too broad, and the evidence prefers λ = 0.)
     validation_fraction : float, default=0.2
         Share of ``X`` held out for validation when ``fit`` gets no ``X_val``.
     solver : {"auto", "cholesky", "inverse", "gradient"}, default="auto"
@@ -89,12 +95,18 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     ----------
     path_ : dict of arrays
         Per checkpoint: ``lifetimes``, ``n_cuts``, ``n_features`` (C), ``train_mse``,
-        ``validation_mse`` (NaN under ``selection="evidence"``), ``log_evidence`` (NaN on the
-        gradient route), ``log_det``, ``solver`` and ``cg_iterations``.
+        ``validation_mse`` (NaN under ``selection="evidence"``), ``log_evidence`` (at
+        ``alpha``, σ² profiled; NaN on the gradient route), ``log_det``, ``solver`` and
+        ``cg_iterations``; under ``selection="evidence"`` also ``log_evidence_profiled``,
+        ``alpha`` (σ̂²/ŝ²), ``signal_variance`` and ``noise_variance`` (NaN where min(N, C)
+        exceeds 2,048).
     best_index_ : int
         The chosen checkpoint.
     lifetime_ : float
         The chosen λ (units of the scaled features).
+    alpha_ : float
+        The ridge penalty of ``model_``: ``alpha``, or σ̂²/ŝ² at ``lifetime_`` under
+        ``selection="evidence"``.
     max_lifetime_ : float
         Λ used.
     model_ : mondrian_learn._core.KernelRidge
@@ -209,16 +221,24 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         path["solver"] = np.asarray(path["solver"])
         if self.selection == "validation":
             best = int(np.argmin(path["validation_mse"]))
-        elif np.all(np.isnan(path["log_evidence"])):
-            raise ValueError(
-                "selection='evidence' needs the dense path (the gradient route has no "
-                "determinant): raise max_dense_features or choose solver='cholesky'"
-            )
         else:
-            best = int(np.nanargmax(path["log_evidence"]))
+            path.update(
+                path_evidence(
+                    features, train_X, train_y, path["lifetimes"], EVIDENCE_MAX_SIZE, n_jobs
+                )
+            )
+            if np.all(np.isnan(path["log_evidence_profiled"])):
+                raise ValueError(
+                    "selection='evidence' needs min(n_samples, n_features of the path) ≤ "
+                    f"{EVIDENCE_MAX_SIZE} at some lifetime (an eigendecomposition of that "
+                    "size per checkpoint): lower max_lifetime or select by validation"
+                )
+            best = int(np.nanargmax(path["log_evidence_profiled"]))
+            alpha = float(path["alpha"][best])
         self.path_ = path
         self.best_index_ = best
         self.lifetime_ = float(path["lifetimes"][best])
+        self.alpha_ = alpha
         self.max_lifetime_ = max_lifetime
         if held_out is None:
             self.model_ = features.refit(as_core_array(train_y), self.lifetime_, alpha, n_jobs)
