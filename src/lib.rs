@@ -3,6 +3,7 @@
 //! The core is plain Rust; the Python bindings live in [`python`] behind the `python` feature.
 
 pub mod coordinate;
+pub mod density;
 pub mod error;
 pub mod forest;
 pub mod input_map;

@@ -17,6 +17,7 @@ X = np.random.default_rng(0).uniform(size=(80, 3))
 Y = np.sin(4 * X[:, 0])
 
 MODELS: dict[str, Any] = {
+    "density": lambda: ml.MondrianDensityEstimator(3, lifetime=3.0, random_state=0).fit(X),
     "forest": lambda: ml.MondrianForestRegressor(3, lifetime=5.0, random_state=0).fit(X, Y),
     "forest_classifier": lambda: ml.MondrianForestClassifier(3, random_state=0).fit(X, Y > 0),
     "kernel_features": lambda: ml.MondrianKernelFeatures(4, 2.0, random_state=0).fit(X),

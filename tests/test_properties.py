@@ -54,6 +54,7 @@ def targets(draw: Any, n: int) -> np.ndarray:
 
 CUT = partition.MondrianPartitions(lifetime=2.0)
 ESTIMATORS: dict[str, Callable[[], Any]] = {
+    "density": lambda: ml.MondrianDensityEstimator(3, random_state=0),
     "forest": lambda: ml.MondrianForestRegressor(3, random_state=0),
     "forest_blind": lambda: ml.MondrianForestRegressor(
         3, candidate_dimensions=1, candidate_locations=1, scale_features=False, random_state=0
@@ -94,6 +95,12 @@ def outputs(model: Any, X: np.ndarray) -> list[np.ndarray]:
         out.append(Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z))
     if hasattr(model, "kernel_matrix"):
         out.append(np.asarray(model.kernel_matrix(X)))
+    if isinstance(model, ml.MondrianDensityEstimator):
+        # Finite inside the bounding box, −inf (density 0) outside it, as documented.
+        inside = np.all((model.box_[0] <= X) & (X <= model.box_[1]), axis=1)
+        log_density = model.score_samples(X)
+        assert np.all(log_density[~inside] == -np.inf)
+        out.append(np.where(inside, log_density, 0.0))
     return out
 
 

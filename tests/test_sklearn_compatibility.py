@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian_learn import (
+    MondrianDensityEstimator,
     MondrianForestClassifier,
     MondrianForestClassifierCV,
     MondrianForestRegressor,
@@ -23,6 +24,7 @@ from mondrian_learn.partition import PartitionGPRegressor, PartitionKernelPCA, P
 
 @parametrize_with_checks(
     [
+        MondrianDensityEstimator(n_estimators=5),
         MondrianForestRegressor(n_estimators=5),
         MondrianForestClassifier(n_estimators=5),
         MondrianForestRegressorCV(n_estimators=5, lifetimes=10),

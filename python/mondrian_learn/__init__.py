@@ -2,10 +2,12 @@
 
 The heavy lifting is done by a Rust core (``mondrian_learn._core``); this package holds the
 estimators: validation, parameters and orchestration, one subpackage per family
-(:mod:`mondrian_learn.forest`, :mod:`mondrian_learn.kernel`, :mod:`mondrian_learn.partition`).
+(:mod:`mondrian_learn.forest`, :mod:`mondrian_learn.kernel`, :mod:`mondrian_learn.partition`,
+:mod:`mondrian_learn.density`).
 """
 
-from mondrian_learn import forest, kernel, partition
+from mondrian_learn import density, forest, kernel, partition
+from mondrian_learn.density import MondrianDensityEstimator
 from mondrian_learn.forest import (
     MondrianForestClassifier,
     MondrianForestClassifierCV,
@@ -25,6 +27,7 @@ from mondrian_learn.partition import (
 )
 
 __all__ = [
+    "MondrianDensityEstimator",
     "MondrianForestClassifier",
     "MondrianForestClassifierCV",
     "MondrianForestRegressor",
@@ -36,6 +39,7 @@ __all__ = [
     "PartitionKernelPCA",
     "PartitionSVC",
     "RandomPartitionKernel",
+    "density",
     "forest",
     "kernel",
     "partition",

@@ -5,6 +5,7 @@ from typing_extensions import Self
 
 __all__ = [
     "FORMAT_VERSION",
+    "Density",
     "Forest",
     "KernelFeatures",
     "KernelRidge",
@@ -18,6 +19,34 @@ __all__ = [
 ]
 
 FORMAT_VERSION: int
+
+@final
+class Density:
+    def __new__(
+        cls,
+        lower: list[float],
+        upper: list[float],
+        lifetime: float,
+        gamma: float,
+        n_trees: int,
+        seed: int,
+        max_nodes: int,
+        n_jobs: int,
+    ) -> Self: ...
+    def add_points(
+        self, x: np.ndarray, n_jobs: int, weights: np.ndarray | None = None
+    ) -> None: ...
+    def log_density(self, x: np.ndarray, n_jobs: int) -> np.ndarray: ...
+    def draw(self, n: int, seed: int) -> np.ndarray: ...
+    def leaf_masses(self, index: int) -> tuple[np.ndarray, np.ndarray]: ...
+    def nodes(self, index: int) -> dict[str, np.ndarray]: ...
+    def n_leaves(self) -> list[int]: ...
+    @property
+    def n_trees(self) -> int: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(bytes: bytes) -> Density: ...
+    def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
 
 @final
 class Forest:

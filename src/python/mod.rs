@@ -2,6 +2,7 @@
 //! they convert and delegate, the decisions are the core's.
 
 mod arrays;
+mod density;
 mod error;
 mod forest;
 mod forest_regression;
@@ -18,6 +19,7 @@ use pyo3::prelude::*;
 /// The compiled core of mondrian_learn.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<density::Density>()?;
     m.add_class::<forest::Forest>()?;
     m.add_class::<kernel::KernelFeatures>()?;
     m.add_class::<kernel::KernelRidge>()?;
