@@ -121,3 +121,52 @@ def test_bad_input_and_budgets_are_refused() -> None:
         MondrianDensityEstimator(lifetime=1e6).fit(np.random.default_rng(0).normal(size=(50, 8)))
     with pytest.raises(ValueError, match="n_samples"):
         model.sample(-1)
+
+
+def test_lifetime_path_equals_refits() -> None:
+    """Each block draws from its own stream, so the forest refitted with lifetime λ is the
+    fitted one pruned at λ: the path's mean log-likelihood equals the refit's (1e-12)."""
+    X = np.random.default_rng(7).normal(size=(300, 2))
+    V = np.random.default_rng(8).normal(size=(200, 2))
+    model = _model(X, n_estimators=10, lifetime=15.0)
+    grid = [0.0, 0.5, 2.0, 7.5, 15.0]
+    path = model.lifetime_path(V, lifetimes=grid)
+    for lifetime, value in zip(grid, path["log_likelihood"]):
+        scores = _model(X, n_estimators=10, lifetime=lifetime).score_samples(V)
+        inside = np.isfinite(scores)
+        assert value == pytest.approx(scores[inside].mean(), rel=1e-12)
+        assert path["outside"] == pytest.approx(1 - inside.mean())
+    with pytest.raises(ValueError, match="lifetimes must lie in"):
+        model.lifetime_path(V, lifetimes=[20.0])
+
+
+def test_leave_one_out_path_is_each_row_scored_without_itself() -> None:
+    """From scratch: for every training row, a core forest on the same box and seed with the
+    other rows' counts scores it; the path's leave-one-out mean is the mean of those."""
+    from mondrian_learn import _core
+    from mondrian_learn._validation import draw_seed
+
+    X = np.random.default_rng(9).uniform(size=(40, 2))
+    model = MondrianDensityEstimator(6, lifetime=4.0, random_state=3, scale_features=False)
+    model.fit(X)
+    path = model.lifetime_path(X, lifetimes=[1.0, 4.0], leave_one_out=True)
+    seed = draw_seed(3)  # the estimator's seed for random_state=3
+    for k, lifetime in enumerate([1.0, 4.0]):
+        direct = []
+        for i in range(len(X)):
+            core = _core.Density(
+                list(model.box_[0]), list(model.box_[1]), lifetime, 0.01, 6, int(seed), 10**6, 1
+            )
+            core.add_points(np.delete(X, i, axis=0), 1)
+            direct.append(core.log_density(X[i : i + 1], 1)[0])
+        assert path["log_likelihood"][k] == pytest.approx(np.mean(direct), rel=1e-12)
+
+
+def test_leave_one_out_selection_keeps_the_best_lifetime_of_its_path() -> None:
+    X = np.random.default_rng(10).normal(size=(200, 2))
+    model = _model(X, n_estimators=10, lifetime="leave_one_out")
+    path = model.path_
+    assert model.lifetime_ == path["lifetimes"][np.argmax(path["leave_one_out"])]
+    assert 0 < model.lifetime_ <= path["lifetimes"][-1]
+    refit = _model(X, n_estimators=10, lifetime=model.lifetime_)
+    np.testing.assert_array_equal(model.score_samples(X), refit.score_samples(X))

@@ -19,6 +19,7 @@ from mondrian_learn._validation import (
     RUNTIME,
     SCALE_FEATURES_DOC,
     SCALING,
+    Options,
     Param,
     Real,
     as_core_array,
@@ -28,8 +29,15 @@ from mondrian_learn._validation import (
 )
 from mondrian_learn.kernel._base import lifetime_for_cells
 
-#: Bytes a tree node takes in the core (cut: dimension, location, children; a count).
-NODE_BYTES = 32
+#: Bytes a tree node takes in the core (cut: dimension, location, time, children; a count).
+NODE_BYTES = 40
+
+#: Checkpoints of the leave-one-out path when ``lifetime="leave_one_out"``.
+PATH_CHECKPOINTS = 50
+
+#: Nodes of all trees at the end Λ of that path (about 0.4 GB): Π(1 + Λ w_d) =
+#: min(1000 N, max(N, this / n_estimators)) expected cells per tree.
+SEARCH_NODES = 1e7
 
 
 class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
@@ -56,12 +64,16 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
     ----------
     n_estimators : int, default=50
         Number of trees M.
-    lifetime : float or None, default=None
+    lifetime : float, None or "leave_one_out", default=None
         Lifetime λ ≥ 0 of the Mondrian processes, in the units of the scaled features (the
         training range is [0, 1] when ``scale_features=True``); 0 gives the uniform density
         on the box. None: the λ at which a tree has as many expected cells as there are
         training points, Π_d (1 + λ w_d) = N (the rule of ``MondrianKernelRidgeCV``'s
         ``max_lifetime``; the trees' average smooths what one tree's cells would overfit).
+        "leave_one_out": fit at Λ with min(1000 N, max(N, 10⁷ / n_estimators)) expected
+        cells per tree, then keep the λ of 51 in [0, Λ] with the best leave-one-out
+        log-likelihood on :meth:`lifetime_path` (``path_``); the forest at that λ is the one
+        at Λ pruned, refitted exactly.
     gamma : float, default=0.01
         Strength γ > 0 of the Pólya-tree prior (larger: closer to uniform within each block).
         Measured on normal samples (D = 2, 5) and iris setosa: held-out log-likelihood rises
@@ -85,6 +97,9 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         The trees and their counts.
     lifetime_ : float
         The lifetime used (``lifetime``, or the rule above).
+    path_ : dict of arrays
+        With ``lifetime="leave_one_out"``: ``lifetimes`` and their ``leave_one_out`` mean
+        log-likelihoods (in the scaled units).
     box_ : ndarray of shape (2, n_features)
         Lower and upper corners of the bounding box, in the units of X.
     data_min_, data_scale_ : ndarray of shape (n_features,)
@@ -105,7 +120,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
 
     _parameters = {
         "n_estimators": Param(50, *COUNT),
-        "lifetime": Param(None, None, *FINITE_LIFETIME),
+        "lifetime": Param(None, None, Options({"leave_one_out"}), *FINITE_LIFETIME),
         "gamma": Param(0.01, *POSITIVE),
         "box_margin": Param(0.1, Real(low=0)),
         **SCALING,
@@ -126,13 +141,15 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         lower, upper = low - self.box_margin * width, high + self.box_margin * width
         if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
             raise ValueError("the bounding box of X overflows float64: rescale X")
-        lifetime = (
-            lifetime_for_cells(np.vstack([lower, upper]), X.shape[0])
-            if self.lifetime is None
-            else float(self.lifetime)
-        )
+        by_path, n_trees, n = self.lifetime == "leave_one_out", int(self.n_estimators), len(X)
+        if by_path:  # the path's end: as many cells as the search's budget of nodes allows
+            cells = min(1000.0 * n, max(float(n), SEARCH_NODES / n_trees))
+            lifetime = lifetime_for_cells(np.vstack([lower, upper]), cells)
+        elif self.lifetime is None:
+            lifetime = lifetime_for_cells(np.vstack([lower, upper]), n)
+        else:
+            lifetime = float(self.lifetime)
         expected = float(np.prod(1.0 + lifetime * (upper - lower)))
-        n_trees = int(self.n_estimators)
         check_memory(
             "lifetime",
             lifetime,
@@ -146,17 +163,33 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
             f"{expected:.3g} expected cells in each of {n_trees} trees",
         )
         max_nodes = int(min(max(1_000.0, 20.0 * 2 * expected), 2**32 - 2))
-        model = _core.Density(
-            list(lower),
-            list(upper),
-            lifetime,
-            float(self.gamma),
-            n_trees,
-            draw_seed(self.random_state),
-            max_nodes,
-            self._threads(),
-        )
-        model.add_points(as_core_array(X), self._threads(), weights)
+        seed, X = draw_seed(self.random_state), as_core_array(X)
+
+        def forest(at: float) -> Any:
+            model = _core.Density(
+                list(lower),
+                list(upper),
+                at,
+                float(self.gamma),
+                n_trees,
+                seed,
+                max_nodes,
+                self._threads(),
+            )
+            model.add_points(X, self._threads(), weights)
+            return model
+
+        model = forest(lifetime)
+        if by_path:
+            # The forest at λ is the one at Λ pruned (each block draws from its own stream),
+            # so the refit at the chosen λ is the pruned forest itself.
+            grid = np.linspace(0.0, lifetime, PATH_CHECKPOINTS + 1)
+            scores, _ = model.lifetime_path(
+                X, [float(v) for v in grid], True, self._threads(), weights
+            )
+            self.path_ = {"lifetimes": grid, "leave_one_out": np.asarray(scores)}
+            lifetime = float(grid[int(np.argmax(scores))])
+            model = forest(lifetime)
         self.model_, self.lifetime_ = model, lifetime
         self.box_ = np.vstack(
             [lower * self.data_scale_ + self.data_min_, upper * self.data_scale_ + self.data_min_]
@@ -214,6 +247,67 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         seed = int(check_random_state(random_state).randint(0, 2**62))
         Z = self.model_.draw(int(n_samples), seed)
         return Z * self.data_scale_ + self.data_min_
+
+    def lifetime_path(
+        self,
+        X: Any,
+        lifetimes: Any = 50,
+        leave_one_out: bool = False,
+        sample_weight: Any = None,
+    ) -> dict[str, Any]:
+        """Mean log-likelihood of ``X`` under the forest pruned at every λ of a grid in
+        [0, ``lifetime_``] (Balog's report §4.1, Fig. 4.2), for the cost of one walk per point
+        and tree: a tree pruned at λ is the tree sampled with lifetime λ (each block draws from
+        its own stream), and pruning keeps every node's posterior share, so a point's log
+        density is a step function of λ with steps at the cut times on its path. Equal to
+        refitting at each λ with the same ``random_state`` (tested).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points (validation data, or with ``leave_one_out`` the training data).
+        lifetimes : int or array-like, default=50
+            An int k: k + 1 evenly spaced lifetimes from 0 to ``lifetime_``; an array: those
+            (within that range).
+        leave_one_out : bool, default=False
+            Each row is taken out of the counts on its path before it is scored: with the
+            training rows (and their ``sample_weight``), the leave-one-out log-likelihood,
+            which selects λ without held-out data.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in the means (and, with ``leave_one_out``, what is taken out).
+
+        Returns
+        -------
+        path : dict
+            ``lifetimes``, ``log_likelihood`` (mean per point over the rows inside the box, in
+            the units of X) and ``outside`` (the weighted share of rows outside the box, whose
+            density is 0).
+        """
+        check_is_fitted(self)
+        Z = self._fitted_input(X)
+        weights, keep = check_sample_weight(sample_weight, Z.shape[0])
+        if np.ndim(lifetimes) == 0:
+            if not isinstance(lifetimes, (int, np.integer)) or lifetimes < 1:
+                raise ValueError(
+                    f"lifetimes must be an integer >= 1 or an array, got {lifetimes!r}"
+                )
+            grid = np.linspace(0.0, self.lifetime_, int(lifetimes) + 1)
+        else:
+            grid = np.asarray(lifetimes, dtype=np.float64)
+            if grid.ndim != 1 or not np.all((grid >= 0) & (grid <= self.lifetime_)):
+                raise ValueError(
+                    f"lifetimes must lie in [0, lifetime_ = {self.lifetime_:.6g}], got {grid!r}"
+                )
+            grid = np.sort(grid)
+        means, outside = self.model_.lifetime_path(
+            as_core_array(Z[keep]),
+            [float(v) for v in grid],
+            bool(leave_one_out),
+            self._threads(),
+            weights,
+        )
+        log_likelihood = means - float(np.sum(np.log(self.data_scale_)))
+        return {"lifetimes": grid, "log_likelihood": log_likelihood, "outside": outside}
 
     def leaf_masses(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean probability mass and volume (in the scaled units) of every leaf of

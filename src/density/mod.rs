@@ -17,7 +17,7 @@ mod tree;
 
 use crate::error::{Error, Result};
 use crate::parallel::{for_each_row_block, Interrupt};
-use crate::rng::{tree_rng, uniform};
+use crate::rng::{next_u64, tree_rng, uniform};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -92,8 +92,8 @@ impl DensityForest {
                 .into_par_iter()
                 .map(|m| {
                     (!interrupt.is_requested()).then(|| {
-                        let mut rng = tree_rng(seed, m);
-                        DensityTree::sample(&lower, &upper, lifetime, max_nodes, &mut rng)
+                        let tree_seed = next_u64(&mut tree_rng(seed, m));
+                        DensityTree::sample(&lower, &upper, lifetime, max_nodes, tree_seed)
                     })
                 })
                 .collect()
@@ -284,6 +284,155 @@ impl DensityForest {
         Ok(out)
     }
 
+    /// The lifetime path (Balog's report §4.1): at each of `lifetimes` (ascending, within
+    /// [0, Λ]) the weighted mean over the rows of `x` inside the box of the log posterior mean
+    /// density of the forest pruned at that λ, and the share of rows outside the box (density
+    /// 0, left out of the means). Pruning keeps a node's posterior share (it depends on its
+    /// depth, its cut and the counts below it, not on λ), so a row's log density in one tree is
+    /// a step function of λ with a step at each cut time on its path: the whole path costs one
+    /// walk per row and tree. With `leave_one_out`, `x` must be the training rows with their
+    /// weights: each row's own weight is taken out of the counts on its path.
+    pub fn lifetime_path(
+        &self,
+        x: &[f64],
+        weights: Option<&[f64]>,
+        lifetimes: &[f64],
+        leave_one_out: bool,
+        pool: &ThreadPool,
+    ) -> Result<(Vec<f64>, f64)> {
+        let d = self.n_features();
+        let ascending = lifetimes.windows(2).all(|w| w[0] <= w[1]);
+        let within = lifetimes.iter().all(|l| (0.0..=self.lifetime).contains(l));
+        if !(ascending && within) {
+            return Err(Error::InvalidInput(format!(
+                "the path's lifetimes must ascend within [0, {}] (the fitted lifetime)",
+                self.lifetime
+            )));
+        }
+        if !x.len().is_multiple_of(d) || x.iter().any(|v| !v.is_finite()) {
+            return Err(Error::InvalidInput(format!(
+                "X must have {d} features and finite values"
+            )));
+        }
+        let n = x.len() / d;
+        if weights.is_some_and(|w| w.len() != n || w.iter().any(|v| !(v.is_finite() && *v > 0.0))) {
+            return Err(Error::InvalidInput(
+                "sample_weight must hold one positive value per row".into(),
+            ));
+        }
+        let k = lifetimes.len();
+        let m = self.trees.len().max(1) as f64;
+        // Per row, its log density at every checkpoint (−∞ outside the box), then summed in
+        // row order: the same numbers for any number of threads.
+        let mut values = vec![0.0; n * k];
+        for_each_row_block(pool, &mut values, k, x, d, |first, out, rows| {
+            let mut per_tree = vec![0.0; self.trees.len() * k];
+            for (i, (o, row)) in out
+                .chunks_exact_mut(k)
+                .zip(rows.chunks_exact(d))
+                .enumerate()
+            {
+                if !self.contains(row) {
+                    o.fill(f64::NEG_INFINITY);
+                    continue;
+                }
+                let own = if leave_one_out {
+                    weights.map_or(1.0, |w| w[first + i])
+                } else {
+                    0.0
+                };
+                for (tree, steps) in self.trees.iter().zip(per_tree.chunks_exact_mut(k)) {
+                    self.tree_path(tree, row, own, lifetimes, steps);
+                }
+                for (c, value) in o.iter_mut().enumerate() {
+                    let column = per_tree.iter().skip(c).step_by(k);
+                    let top = column.clone().copied().fold(f64::NEG_INFINITY, f64::max);
+                    *value = top + (column.map(|v| (v - top).exp()).sum::<f64>() / m).ln();
+                }
+            }
+        });
+        let (mut sums, mut total, mut outside) = (vec![0.0; k], 0.0, 0.0);
+        for (i, row) in values.chunks_exact(k).enumerate() {
+            let w = weights.map_or(1.0, |w| w[i]);
+            if !self.contains(&x[i * d..(i + 1) * d]) {
+                outside += w;
+                continue;
+            }
+            total += w;
+            sums.iter_mut().zip(row).for_each(|(s, v)| *s += w * v);
+        }
+        let means = sums
+            .iter()
+            .map(|s| s / total.max(f64::MIN_POSITIVE))
+            .collect();
+        Ok((means, outside / (total + outside).max(f64::MIN_POSITIVE)))
+    }
+
+    /// Whether `x` lies in the forest's box.
+    fn contains(&self, x: &[f64]) -> bool {
+        x.iter()
+            .zip(self.lower.iter().zip(&self.upper))
+            .all(|(v, (l, u))| l <= v && v <= u)
+    }
+
+    /// Tree `tree`'s log density at `x` pruned at each of `lifetimes` (ascending) into
+    /// `out`, with `own` of the weight taken out of the counts on the path (leave-one-out).
+    fn tree_path(
+        &self,
+        tree: &DensityTree,
+        x: &[f64],
+        own: f64,
+        lifetimes: &[f64],
+        out: &mut [f64],
+    ) {
+        let mut bounds: Vec<(f64, f64)> = self
+            .lower
+            .iter()
+            .copied()
+            .zip(self.upper.iter().copied())
+            .collect();
+        let mut log_volume: f64 = bounds.iter().map(|(a, b)| (b - a).ln()).sum();
+        let (mut log_mass, mut j, mut depth, mut next) = (0.0, 0usize, 0u32, 0usize);
+        loop {
+            let cut = tree.nodes[j];
+            // Node j is the leaf for every checkpoint before its cut time.
+            while next < lifetimes.len() && lifetimes[next] < cut.tau {
+                out[next] = log_mass - log_volume;
+                next += 1;
+            }
+            if cut.dim == NONE || next == lifetimes.len() {
+                return;
+            }
+            let dim = cut.dim as usize;
+            let (l, r) = (cut.left as usize, cut.right as usize);
+            let lower_side = x[dim] <= cut.threshold;
+            let (n_l, n_r) = (
+                tree.counts[l] - if lower_side { own } else { 0.0 },
+                tree.counts[r] - if lower_side { 0.0 } else { own },
+            );
+            let share = lower_share(
+                self.gamma,
+                bounds[dim],
+                cut.threshold,
+                depth,
+                n_l.max(0.0),
+                n_r.max(0.0),
+            );
+            let (a, b) = bounds[dim];
+            log_volume -= (b - a).ln();
+            if lower_side {
+                log_mass += share.ln();
+                bounds[dim].1 = cut.threshold;
+            } else {
+                log_mass += (1.0 - share).ln();
+                bounds[dim].0 = cut.threshold;
+            }
+            log_volume += (bounds[dim].1 - bounds[dim].0).ln();
+            j = if lower_side { l } else { r };
+            depth += 1;
+        }
+    }
+
     /// Per leaf of tree `index`: its posterior mean probability mass and its box's volume
     /// (leaves in node order).
     pub fn leaf_masses(&self, index: usize) -> Result<(Vec<f64>, Vec<f64>)> {
@@ -352,7 +501,7 @@ impl DensityForest {
             && self
                 .trees
                 .iter()
-                .all(|t| tree_is_consistent(t, &self.lower, &self.upper))
+                .all(|t| tree_is_consistent(t, &self.lower, &self.upper, self.lifetime))
     }
 }
 

@@ -78,6 +78,27 @@ impl Density {
         Ok(out.into_pyarray(py))
     }
 
+    /// The lifetime path at `lifetimes` (ascending, within the fitted lifetime) on the rows
+    /// of `x` (optionally weighted; `leave_one_out`: the training rows, each left out of the
+    /// counts on its path): the mean log density per checkpoint and the share outside the box.
+    #[pyo3(signature = (x, lifetimes, leave_one_out, n_jobs, weights=None))]
+    fn lifetime_path<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        lifetimes: Vec<f64>,
+        leave_one_out: bool,
+        n_jobs: usize,
+        weights: Option<PyReadonlyArray1<'py, f64>>,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, f64)> {
+        let x = c_order(&x);
+        let w = weights.as_ref().map(|w| w.as_array().to_vec());
+        let (means, outside) = self.inner.read(py, n_jobs, Length::Long, |m, call| {
+            m.lifetime_path(flat(&x), w.as_deref(), &lifetimes, leave_one_out, call.pool)
+        })?;
+        Ok((means.into_pyarray(py), outside))
+    }
+
     /// `n` draws from the posterior mean density (n × D).
     fn draw<'py>(
         &self,

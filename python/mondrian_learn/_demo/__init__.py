@@ -1,11 +1,11 @@
 """The demo behind ``python -m mondrian_learn demo``: real data, tables and pictures, one module
-per part (forest, classification, flights, kernel, partition)."""
+per part (forest, classification, flights, kernel, partition, density)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mondrian_learn._demo import classification, flights, forest, kernel, partition
+from mondrian_learn._demo import classification, density, flights, forest, kernel, partition
 
 
 def run_demo(out: str, seed: int = 0) -> None:
@@ -25,3 +25,4 @@ def run_demo(out: str, seed: int = 0) -> None:
     print(f"saved {folder / 'confidence.png'}")
     partition.run(folder, seed)
     kernel.run(folder, seed)
+    density.run(folder, seed)
