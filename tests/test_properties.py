@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from sklearn.base import clone, is_classifier, is_regressor
 
 import mondrian_learn as ml
-from mondrian_learn import partition
+from mondrian_learn import kernel, partition
 from mondrian_learn.kernel import baselines
 
 MAGNITUDES = [0.0, 1e-310, 1e-300, 1e-8, 1.0, 3.0, 1e8, 1e150, 1e300, 1e308]
@@ -65,6 +65,7 @@ ESTIMATORS: dict[str, Callable[[], Any]] = {
     "kernel_ridge": lambda: ml.MondrianKernelRidge(3, 1.0, random_state=0),
     "kernel_ridge_cv": lambda: ml.MondrianKernelRidgeCV(3, 2.0, lifetimes=5, random_state=0),
     "fourier": lambda: baselines.LaplaceFourierFeatures(4, random_state=0),
+    "grid": lambda: kernel.MondrianGridFeatures(3, random_state=0),
     "binning": lambda: baselines.RandomBinningFeatures(3, random_state=0),
     "laplace_ridge": lambda: baselines.LaplaceKernelRidge(),
     "partition_kernel": lambda: partition.RandomPartitionKernel(CUT, 5, random_state=0),

@@ -14,6 +14,7 @@ from mondrian_learn import (
     MondrianKernelRidge,
     MondrianKernelRidgeCV,
 )
+from mondrian_learn.kernel import MondrianGridFeatures
 from mondrian_learn.kernel.baselines import (
     LaplaceFourierFeatures,
     LaplaceKernelRidge,
@@ -30,6 +31,7 @@ from mondrian_learn.partition import PartitionGPRegressor, PartitionKernelPCA, P
         MondrianForestRegressorCV(n_estimators=5, lifetimes=10),
         MondrianForestClassifierCV(n_estimators=5, lifetimes=10),
         MondrianKernelFeatures(n_estimators=5),
+        MondrianGridFeatures(n_estimators=5),
         MondrianKernelRidge(n_estimators=5),
         MondrianKernelRidgeCV(n_estimators=5, max_lifetime=2.0, lifetimes=10),
         LaplaceFourierFeatures(n_components=5),

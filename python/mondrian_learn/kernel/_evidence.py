@@ -70,7 +70,7 @@ def profiled_log_evidence(
 
     bounds = np.log(RATIO_BOUNDS)
     # A coarse grid first: the criterion can have several local optima in log ρ.
-    grid = np.linspace(*bounds, 41)
+    grid = np.linspace(bounds[0], bounds[1], 41)
     start = int(np.argmin([negative(t)[0] for t in grid]))
     low, high = grid[max(start - 1, 0)], grid[min(start + 1, len(grid) - 1)]
     result = minimize_scalar(lambda t: negative(t)[0], bounds=(low, high), method="bounded")

@@ -28,6 +28,7 @@ from mondrian_learn._validation import (
     check_memory,
     check_target_scale,
 )
+from mondrian_learn.kernel._cells import CellIndicatorFeatures
 
 
 class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, UnitBoxMixin):
@@ -111,15 +112,14 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return np.hstack([np.cos(projection), np.sin(projection)]) * scale
 
 
-class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, UnitBoxMixin):
+class RandomBinningFeatures(CellIndicatorFeatures):
     """Random binning features of the Laplace kernel (Rahimi & Recht 2007, §4).
 
     Each of M grids has, per dimension, a pitch δ_d ~ Gamma(2, scale 1/λ) and a shift
     u_d ~ Uniform[0, δ_d]; a point's bin is (⌈(x_d − u_d)/δ_d⌉)_d. Two points share a bin with
     probability exp(−λ‖x − x'‖₁), so the indicator features of the occupied bins, scaled by
-    1/√M, estimate the kernel. Bins are numbered on the training data; a later point in a bin
-    no training point occupies gets no entry for that grid (its product with every training
-    feature is 0, as it should be).
+    1/√M, estimate the kernel (the cells are numbered as in
+    :class:`~mondrian_learn.kernel._cells.CellIndicatorFeatures`).
 
     Parameters
     ----------
@@ -188,34 +188,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, U
         self.shift_ = rng.uniform(size=(m, X.shape[1])) * np.where(
             np.isfinite(self.pitch_), self.pitch_, 0.0
         )
-        self.bins_ = [np.unique(self._bins(X, k), axis=0) for k in range(m)]
-        self.offsets_ = np.concatenate([[0], np.cumsum([len(b) for b in self.bins_])])
-        self.n_columns_ = int(self.offsets_[-1])
+        self._number_cells(X, m)
         return self
-
-    @property
-    def _n_features_out(self) -> int:
-        """Output width, for ``get_feature_names_out``."""
-        return self.n_columns_
-
-    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
-    def transform(self, X: Any) -> scipy.sparse.csr_matrix:
-        """Indicator features of the occupied bins, 1/√M each."""
-        X = self._fitted_input(X)
-        rows, cols = [], []
-        for k, bins in enumerate(self.bins_):
-            # The distinct rows of [bins; X's bins] numbered together: a row of X whose
-            # number is a training bin's gets that bin's column.
-            _, number = np.unique(np.vstack([bins, self._bins(X, k)]), axis=0, return_inverse=True)
-            column = np.full(len(bins) + X.shape[0], -1)
-            column[number[: len(bins)]] = np.arange(len(bins))
-            at = column[number[len(bins) :]]
-            found = at >= 0
-            rows.append(np.flatnonzero(found))
-            cols.append(self.offsets_[k] + at[found])
-        row, col = np.concatenate(rows), np.concatenate(cols)
-        values = np.full(len(row), 1.0 / np.sqrt(len(self.bins_)))
-        return scipy.sparse.csr_matrix((values, (row, col)), shape=(X.shape[0], self.n_columns_))
 
 
 class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
