@@ -147,7 +147,7 @@ class EstimatorBase(BaseEstimator):
         """``X`` checked against the fitted estimator, in the core's layout."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=list(self._point_dtypes), reset=False)
-        return as_core_array(X, dtype=X.dtype)
+        return as_core_array(X, dtype=self._point_dtypes)
 
 
 class UnitBoxMixin(EstimatorBase):
@@ -224,5 +224,4 @@ class OnlineMixin(EstimatorBase):
         the estimator's job (:class:`UnitBoxMixin`) rather than the core's (forests)."""
         if isinstance(self, UnitBoxMixin):
             return self._to_unit_box(X)
-        X = np.asarray(X)
-        return as_core_array(X, dtype=X.dtype if X.dtype in self._point_dtypes else np.float64)
+        return as_core_array(X, dtype=self._point_dtypes)

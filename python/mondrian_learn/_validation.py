@@ -210,6 +210,13 @@ def check_parameter(name: str, value: object, constraints: list[Any]) -> None:
     raise ValueError(f"{name} must be {text}, got {value!r}")
 
 
+def check_tree_index(index: Any, n_trees: int) -> int:
+    """``index`` as an int, or a ``ValueError`` unless it is an integer in [0, n_trees)."""
+    if not Integer(low=0, high=n_trees - 1).is_satisfied_by(index):
+        raise ValueError(f"tree index {index!r} out of range: need an integer in [0, {n_trees})")
+    return int(index)
+
+
 #: The parameters of every estimator that samples at random on several threads and reports
 #: progress, last in its signature.
 RUNTIME = {
@@ -238,9 +245,12 @@ def check_parameters(estimator: Any) -> None:
 
 
 def as_core_array(X: Any, dtype: Any = np.float64) -> np.ndarray:
-    """``X`` as the core takes arrays: C-contiguous, aligned, ``dtype`` (float64 by default);
-    no copy when it already is one. Any array numpy can make is accepted (Fortran order,
-    strided views, other dtypes, unaligned buffers)."""
+    """``X`` as the core takes arrays: C-contiguous, aligned, ``dtype`` (float64 by default;
+    a tuple of dtypes keeps X's when it is one of them, else converts to the first); no copy
+    when it already is one. Any array numpy can make is accepted (Fortran order, strided
+    views, other dtypes, unaligned buffers)."""
+    if isinstance(dtype, tuple):
+        dtype = X.dtype if getattr(X, "dtype", None) in dtype else dtype[0]
     array = np.ascontiguousarray(X, dtype=dtype)
     return array if array.flags.aligned else array.copy()
 

@@ -19,12 +19,15 @@ from mondrian_learn._validation import (
     RUNTIME,
     SCALE_FEATURES_DOC,
     SCALING,
+    Integer,
     Options,
     Param,
     Real,
     as_core_array,
     check_memory,
+    check_parameter,
     check_sample_weight,
+    check_tree_index,
     draw_seed,
 )
 from mondrian_learn.kernel._base import lifetime_for_cells
@@ -240,10 +243,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
             a point uniform in the leaf's box.
         """
         check_is_fitted(self)
-        if not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool):
-            raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}")
-        if n_samples < 0:
-            raise ValueError(f"n_samples must be an integer >= 0, got {n_samples}")
+        check_parameter("n_samples", n_samples, [Integer(low=0)])
         seed = int(check_random_state(random_state).randint(0, 2**62))
         Z = self.model_.draw(int(n_samples), seed)
         return Z * self.data_scale_ + self.data_min_
@@ -324,6 +324,4 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
             The masses sum to 1 and the volumes to the box's.
         """
         check_is_fitted(self)
-        if not isinstance(index, (int, np.integer)) or not 0 <= index < self.model_.n_trees:
-            raise ValueError(f"tree index {index!r} out of range [0, {self.model_.n_trees})")
-        return self.model_.leaf_masses(int(index))
+        return self.model_.leaf_masses(check_tree_index(index, self.model_.n_trees))

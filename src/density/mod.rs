@@ -13,10 +13,11 @@
 //! expected cells exceed the caller's budget (the estimator derives it from memory), and a
 //! tree that outgrows it by chance is refused too — never silently truncated.
 
+mod path;
 mod tree;
 
 use crate::error::{Error, Result};
-use crate::parallel::{for_each_row_block, Interrupt};
+use crate::parallel::Interrupt;
 use crate::rng::{next_u64, tree_rng, uniform};
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -48,6 +49,48 @@ fn lower_share(
     let strength = gamma * f64::from(depth + 1).powi(2);
     let q = (threshold - a) / (b - a);
     (strength * q + left) / (strength + left + right)
+}
+
+/// Errors unless `weights` (if any) holds one positive finite value for each of `n` rows.
+fn check_row_weights(n: usize, weights: Option<&[f64]>) -> Result<()> {
+    if weights.is_some_and(|w| w.len() != n || w.iter().any(|v| !(v.is_finite() && *v > 0.0))) {
+        return Err(Error::InvalidInput(
+            "sample_weight must hold one positive finite value per row".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A walk down one tree from the root: the node reached, its depth and box, and the logs of
+/// the posterior mean mass of its block and of the block's volume.
+struct Walk {
+    node: usize,
+    depth: u32,
+    bounds: Vec<(f64, f64)>,
+    log_mass: f64,
+    log_volume: f64,
+}
+
+impl Walk {
+    /// Moves to the lower child of `cut` (or the upper one), whose share of the mass is
+    /// `share` (or 1 − `share`).
+    fn descend(&mut self, cut: &Cut, lower: bool, share: f64) {
+        let dim = cut.dim as usize;
+        let (a, b) = self.bounds[dim];
+        self.log_volume -= (b - a).ln();
+        if lower {
+            self.log_mass += share.ln();
+            self.bounds[dim].1 = cut.threshold;
+            self.node = cut.left as usize;
+        } else {
+            self.log_mass += (1.0 - share).ln();
+            self.bounds[dim].0 = cut.threshold;
+            self.node = cut.right as usize;
+        }
+        let (a, b) = self.bounds[dim];
+        self.log_volume += (b - a).ln();
+        self.depth += 1;
+    }
 }
 
 impl DensityForest {
@@ -117,32 +160,18 @@ impl DensityForest {
     /// Errors unless `x` (row-major) has rows of this forest's width, finite and inside its
     /// box, and `weights` (if any) one positive finite value per row.
     fn check_training(&self, x: &[f64], weights: Option<&[f64]>) -> Result<()> {
-        let d = self.n_features();
-        if !x.len().is_multiple_of(d) {
-            return Err(Error::InvalidInput(format!("X must have {d} features")));
+        let n = self.check_rows(x)?;
+        if !x
+            .chunks_exact(self.n_features())
+            .all(|row| self.contains(row))
+        {
+            return Err(Error::InvalidInput(
+                "X holds a point outside the density's bounding box (fixed by the first \
+                 fit): refit, or widen box_margin"
+                    .into(),
+            ));
         }
-        for row in x.chunks_exact(d) {
-            let inside = row
-                .iter()
-                .zip(self.lower.iter().zip(&self.upper))
-                .all(|(v, (l, u))| v.is_finite() && l <= v && v <= u);
-            if !inside {
-                return Err(Error::InvalidInput(
-                    "X holds a point outside the density's bounding box (fixed by the first \
-                     fit): refit, or widen box_margin"
-                        .into(),
-                ));
-            }
-        }
-        if let Some(w) = weights {
-            let ok = w.len() == x.len() / d && w.iter().all(|v| v.is_finite() && *v > 0.0);
-            if !ok {
-                return Err(Error::InvalidInput(
-                    "sample_weight must hold one positive finite value per row".into(),
-                ));
-            }
-        }
-        Ok(())
+        check_row_weights(n, weights)
     }
 
     /// Adds the training points `x` (row-major, inside the box) with optional weights to
@@ -165,207 +194,15 @@ impl DensityForest {
         Ok(())
     }
 
-    /// The log posterior mean density of tree `tree` at `x` (−∞ outside the box).
-    fn tree_log_density(&self, tree: &DensityTree, x: &[f64]) -> f64 {
-        let mut bounds: Vec<(f64, f64)> = self
-            .lower
-            .iter()
-            .copied()
-            .zip(self.upper.iter().copied())
-            .collect();
-        let mut log_mass = 0.0;
-        let (mut j, mut depth) = (0usize, 0u32);
-        loop {
-            let cut = tree.nodes[j];
-            if cut.dim == NONE {
-                let log_volume: f64 = bounds.iter().map(|(a, b)| (b - a).ln()).sum();
-                return log_mass - log_volume;
-            }
-            let dim = cut.dim as usize;
-            let (l, r) = (cut.left as usize, cut.right as usize);
-            let share = lower_share(
-                self.gamma,
-                bounds[dim],
-                cut.threshold,
-                depth,
-                tree.counts[l],
-                tree.counts[r],
-            );
-            if x[dim] <= cut.threshold {
-                log_mass += share.ln();
-                bounds[dim].1 = cut.threshold;
-                j = l;
-            } else {
-                log_mass += (1.0 - share).ln();
-                bounds[dim].0 = cut.threshold;
-                j = r;
-            }
-            depth += 1;
-        }
-    }
-
-    /// log of the forest's posterior mean density at every row of `x` (row-major, finite):
-    /// the log of the mean over trees; −∞ outside the box.
-    pub fn log_density(&self, x: &[f64], pool: &ThreadPool) -> Result<Vec<f64>> {
+    /// Errors unless `x` (row-major) holds finite rows of this forest's width; their number.
+    fn check_rows(&self, x: &[f64]) -> Result<usize> {
         let d = self.n_features();
         if !x.len().is_multiple_of(d) || x.iter().any(|v| !v.is_finite()) {
             return Err(Error::InvalidInput(format!(
                 "X must have {d} features and finite values"
             )));
         }
-        let m = self.trees.len().max(1) as f64;
-        let mut out = vec![0.0; x.len() / d];
-        for_each_row_block(pool, &mut out, 1, x, d, |_, out, rows| {
-            for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
-                let inside = row
-                    .iter()
-                    .zip(self.lower.iter().zip(&self.upper))
-                    .all(|(v, (l, u))| l <= v && v <= u);
-                *o = if inside {
-                    let logs: Vec<f64> = (self.trees.iter())
-                        .map(|t| self.tree_log_density(t, row))
-                        .collect();
-                    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    top + (logs.iter().map(|v| (v - top).exp()).sum::<f64>() / m).ln()
-                } else {
-                    f64::NEG_INFINITY
-                };
-            }
-        });
-        Ok(out)
-    }
-
-    /// `n` draws from the forest's posterior mean density (row-major): a tree uniformly, then
-    /// down its cuts by the posterior mean shares, then uniformly in the leaf's box.
-    pub fn draw(&self, n: usize, seed: u64) -> Result<Vec<f64>> {
-        if self.trees.is_empty() {
-            return Err(Error::InvalidInput("the density has no trees".into()));
-        }
-        let mut rng = tree_rng(seed, u64::MAX);
-        let d = self.n_features();
-        let mut out = Vec::with_capacity(n * d);
-        for _ in 0..n {
-            let t =
-                ((uniform(&mut rng) * self.trees.len() as f64) as usize).min(self.trees.len() - 1);
-            let tree = &self.trees[t];
-            let mut bounds: Vec<(f64, f64)> = self
-                .lower
-                .iter()
-                .copied()
-                .zip(self.upper.iter().copied())
-                .collect();
-            let (mut j, mut depth) = (0usize, 0u32);
-            loop {
-                let cut = tree.nodes[j];
-                if cut.dim == NONE {
-                    break;
-                }
-                let dim = cut.dim as usize;
-                let (l, r) = (cut.left as usize, cut.right as usize);
-                let share = lower_share(
-                    self.gamma,
-                    bounds[dim],
-                    cut.threshold,
-                    depth,
-                    tree.counts[l],
-                    tree.counts[r],
-                );
-                if uniform(&mut rng) < share {
-                    bounds[dim].1 = cut.threshold;
-                    j = l;
-                } else {
-                    bounds[dim].0 = cut.threshold;
-                    j = r;
-                }
-                depth += 1;
-            }
-            out.extend(bounds.iter().map(|(a, b)| a + uniform(&mut rng) * (b - a)));
-        }
-        Ok(out)
-    }
-
-    /// The lifetime path (Balog's report §4.1): at each of `lifetimes` (ascending, within
-    /// [0, Λ]) the weighted mean over the rows of `x` inside the box of the log posterior mean
-    /// density of the forest pruned at that λ, and the share of rows outside the box (density
-    /// 0, left out of the means). Pruning keeps a node's posterior share (it depends on its
-    /// depth, its cut and the counts below it, not on λ), so a row's log density in one tree is
-    /// a step function of λ with a step at each cut time on its path: the whole path costs one
-    /// walk per row and tree. With `leave_one_out`, `x` must be the training rows with their
-    /// weights: each row's own weight is taken out of the counts on its path.
-    pub fn lifetime_path(
-        &self,
-        x: &[f64],
-        weights: Option<&[f64]>,
-        lifetimes: &[f64],
-        leave_one_out: bool,
-        pool: &ThreadPool,
-    ) -> Result<(Vec<f64>, f64)> {
-        let d = self.n_features();
-        let ascending = lifetimes.windows(2).all(|w| w[0] <= w[1]);
-        let within = lifetimes.iter().all(|l| (0.0..=self.lifetime).contains(l));
-        if !(ascending && within) {
-            return Err(Error::InvalidInput(format!(
-                "the path's lifetimes must ascend within [0, {}] (the fitted lifetime)",
-                self.lifetime
-            )));
-        }
-        if !x.len().is_multiple_of(d) || x.iter().any(|v| !v.is_finite()) {
-            return Err(Error::InvalidInput(format!(
-                "X must have {d} features and finite values"
-            )));
-        }
-        let n = x.len() / d;
-        if weights.is_some_and(|w| w.len() != n || w.iter().any(|v| !(v.is_finite() && *v > 0.0))) {
-            return Err(Error::InvalidInput(
-                "sample_weight must hold one positive value per row".into(),
-            ));
-        }
-        let k = lifetimes.len();
-        let m = self.trees.len().max(1) as f64;
-        // Per row, its log density at every checkpoint (−∞ outside the box), then summed in
-        // row order: the same numbers for any number of threads.
-        let mut values = vec![0.0; n * k];
-        for_each_row_block(pool, &mut values, k, x, d, |first, out, rows| {
-            let mut per_tree = vec![0.0; self.trees.len() * k];
-            for (i, (o, row)) in out
-                .chunks_exact_mut(k)
-                .zip(rows.chunks_exact(d))
-                .enumerate()
-            {
-                if !self.contains(row) {
-                    o.fill(f64::NEG_INFINITY);
-                    continue;
-                }
-                let own = if leave_one_out {
-                    weights.map_or(1.0, |w| w[first + i])
-                } else {
-                    0.0
-                };
-                for (tree, steps) in self.trees.iter().zip(per_tree.chunks_exact_mut(k)) {
-                    self.tree_path(tree, row, own, lifetimes, steps);
-                }
-                for (c, value) in o.iter_mut().enumerate() {
-                    let column = per_tree.iter().skip(c).step_by(k);
-                    let top = column.clone().copied().fold(f64::NEG_INFINITY, f64::max);
-                    *value = top + (column.map(|v| (v - top).exp()).sum::<f64>() / m).ln();
-                }
-            }
-        });
-        let (mut sums, mut total, mut outside) = (vec![0.0; k], 0.0, 0.0);
-        for (i, row) in values.chunks_exact(k).enumerate() {
-            let w = weights.map_or(1.0, |w| w[i]);
-            if !self.contains(&x[i * d..(i + 1) * d]) {
-                outside += w;
-                continue;
-            }
-            total += w;
-            sums.iter_mut().zip(row).for_each(|(s, v)| *s += w * v);
-        }
-        let means = sums
-            .iter()
-            .map(|s| s / total.max(f64::MIN_POSITIVE))
-            .collect();
-        Ok((means, outside / (total + outside).max(f64::MIN_POSITIVE)))
+        Ok(x.len() / d)
     }
 
     /// Whether `x` lies in the forest's box.
@@ -375,62 +212,72 @@ impl DensityForest {
             .all(|(v, (l, u))| l <= v && v <= u)
     }
 
-    /// Tree `tree`'s log density at `x` pruned at each of `lifetimes` (ascending) into
-    /// `out`, with `own` of the weight taken out of the counts on the path (leave-one-out).
-    fn tree_path(
-        &self,
-        tree: &DensityTree,
-        x: &[f64],
-        own: f64,
-        lifetimes: &[f64],
-        out: &mut [f64],
-    ) {
-        let mut bounds: Vec<(f64, f64)> = self
-            .lower
-            .iter()
-            .copied()
+    /// A walk at the root of a tree: the whole box, all the mass.
+    fn walk(&self) -> Walk {
+        let bounds: Vec<(f64, f64)> = (self.lower.iter().copied())
             .zip(self.upper.iter().copied())
             .collect();
-        let mut log_volume: f64 = bounds.iter().map(|(a, b)| (b - a).ln()).sum();
-        let (mut log_mass, mut j, mut depth, mut next) = (0.0, 0usize, 0u32, 0usize);
-        loop {
-            let cut = tree.nodes[j];
-            // Node j is the leaf for every checkpoint before its cut time.
-            while next < lifetimes.len() && lifetimes[next] < cut.tau {
-                out[next] = log_mass - log_volume;
-                next += 1;
-            }
-            if cut.dim == NONE || next == lifetimes.len() {
-                return;
-            }
-            let dim = cut.dim as usize;
-            let (l, r) = (cut.left as usize, cut.right as usize);
-            let lower_side = x[dim] <= cut.threshold;
-            let (n_l, n_r) = (
-                tree.counts[l] - if lower_side { own } else { 0.0 },
-                tree.counts[r] - if lower_side { 0.0 } else { own },
-            );
-            let share = lower_share(
-                self.gamma,
-                bounds[dim],
-                cut.threshold,
-                depth,
-                n_l.max(0.0),
-                n_r.max(0.0),
-            );
-            let (a, b) = bounds[dim];
-            log_volume -= (b - a).ln();
-            if lower_side {
-                log_mass += share.ln();
-                bounds[dim].1 = cut.threshold;
-            } else {
-                log_mass += (1.0 - share).ln();
-                bounds[dim].0 = cut.threshold;
-            }
-            log_volume += (bounds[dim].1 - bounds[dim].0).ln();
-            j = if lower_side { l } else { r };
-            depth += 1;
+        let log_volume = bounds.iter().map(|(a, b)| (b - a).ln()).sum();
+        Walk {
+            node: 0,
+            depth: 0,
+            bounds,
+            log_mass: 0.0,
+            log_volume,
         }
+    }
+
+    /// The posterior mean share of the lower child of `cut` (the walk's node in `tree`), with
+    /// `own` of the weight taken out of the child on the `lower` side (leave-one-out; 0
+    /// otherwise).
+    fn share(&self, tree: &DensityTree, walk: &Walk, cut: &Cut, (lower, own): (bool, f64)) -> f64 {
+        let (l, r) = (cut.left as usize, cut.right as usize);
+        let (own_l, own_r) = if lower { (own, 0.0) } else { (0.0, own) };
+        lower_share(
+            self.gamma,
+            walk.bounds[cut.dim as usize],
+            cut.threshold,
+            walk.depth,
+            (tree.counts[l] - own_l).max(0.0),
+            (tree.counts[r] - own_r).max(0.0),
+        )
+    }
+
+    /// `n` draws from the forest's posterior mean density (row-major): a tree uniformly, then
+    /// down its cuts by the posterior mean shares, then uniformly in the leaf's box.
+    pub fn draw(&self, n: usize, seed: u64) -> Result<Vec<f64>> {
+        if self.trees.is_empty() {
+            return Err(Error::InvalidInput("the density has no trees".into()));
+        }
+        let mut rng = tree_rng(seed, u64::MAX);
+        let mut out = Vec::with_capacity(n * self.n_features());
+        for _ in 0..n {
+            let t =
+                ((uniform(&mut rng) * self.trees.len() as f64) as usize).min(self.trees.len() - 1);
+            let tree = &self.trees[t];
+            let mut walk = self.walk();
+            loop {
+                let cut = tree.nodes[walk.node];
+                if cut.dim == NONE {
+                    break;
+                }
+                let share = self.share(tree, &walk, &cut, (true, 0.0));
+                walk.descend(&cut, uniform(&mut rng) < share, share);
+            }
+            out.extend(
+                walk.bounds
+                    .iter()
+                    .map(|(a, b)| a + uniform(&mut rng) * (b - a)),
+            );
+        }
+        Ok(out)
+    }
+
+    /// log of the forest's posterior mean density at every row of `x` (row-major, finite):
+    /// the log of the mean over trees; −∞ outside the box.
+    pub fn log_density(&self, x: &[f64], pool: &ThreadPool) -> Result<Vec<f64>> {
+        self.check_rows(x)?;
+        Ok(self.row_paths(x, |_| 0.0, &[self.lifetime], pool))
     }
 
     /// Per leaf of tree `index`: its posterior mean probability mass and its box's volume
@@ -446,12 +293,7 @@ impl DensityForest {
         let mut mass = vec![0.0; n];
         let mut bounds = vec![Vec::new(); n];
         mass[0] = 1.0;
-        bounds[0] = self
-            .lower
-            .iter()
-            .copied()
-            .zip(self.upper.iter().copied())
-            .collect::<Vec<_>>();
+        bounds[0] = self.walk().bounds;
         let mut depth = vec![0u32; n];
         let (mut masses, mut volumes) = (Vec::new(), Vec::new());
         for j in 0..n {

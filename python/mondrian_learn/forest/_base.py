@@ -4,7 +4,6 @@ parameters, fitting in parallel with progress, online extension, routing and nod
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from mondrian_learn._validation import (
     as_core_array,
     check_memory,
     check_sample_weight,
-    check_weighted_target_scale,
+    check_tree_index,
     draw_seed,
 )
 from mondrian_learn.forest._inspection import InspectionMixin
@@ -107,8 +106,6 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         X, y = self._training_data(X, y, reset=True, classes=classes)
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
-        if y.dtype == np.float64:  # regression targets (class indices cannot overflow)
-            check_weighted_target_scale(y, weights)
         n, d = X.shape
         check_memory(
             "n_estimators",
@@ -118,7 +115,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         )
         lifetime = float(self.lifetime if lifetime is None else lifetime)
         model = self._new_model(X.shape[1], draw_seed(self.random_state), lifetime)
-        X = as_core_array(X, dtype=X.dtype)
+        X = as_core_array(X, dtype=self._point_dtypes)
         grow_trees(
             self.n_estimators,
             n_jobs,
@@ -192,16 +189,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
 
     def _check_tree_index(self, index: Any) -> int:
         check_is_fitted(self)
-        n_trees = self.model_.n_trees
-        if (
-            not isinstance(index, numbers.Integral)
-            or isinstance(index, bool)
-            or not 0 <= int(index) < n_trees
-        ):
-            raise ValueError(
-                f"tree index {index!r} out of range: need an integer in [0, {n_trees})"
-            )
-        return int(index)
+        return check_tree_index(index, self.model_.n_trees)
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf id of every point in every tree.

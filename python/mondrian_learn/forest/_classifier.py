@@ -199,7 +199,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         if not ready or hasattr(self, "feature_names_in_"):
             X, y = validate_data(self, X, y, dtype=list(self._point_dtypes), reset=False)
         if sample_weight is None:
-            X = as_core_array(X, dtype=X.dtype)
+            X = as_core_array(X, dtype=self._point_dtypes)
             self.model_.partial_fit(X, self._class_indices(y), self._threads())
             return self
         weights, keep = check_sample_weight(sample_weight, len(X))

@@ -312,7 +312,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         X, y = validate_data(
             self, X, y, dtype=list(self._point_dtypes), y_numeric=True, reset=False
         )
-        X = as_core_array(X, dtype=X.dtype)
+        X = as_core_array(X, dtype=self._point_dtypes)
         return self.model_.log_density(X, as_core_array(y), self._threads())
 
     @property

@@ -31,6 +31,21 @@ impl LeafStats {
             _ => 1.0,
         }
     }
+
+    /// Σw and Σwy over every node's subtree of `tree`, from the leaves' (the centred squares
+    /// stay the leaves').
+    pub fn subtree_totals(&self, tree: &MondrianTree) -> LeafStats {
+        let mut node = self.clone();
+        for &j in tree.preorder().iter().rev() {
+            let cut = tree.nodes[j as usize];
+            if cut.dim != NONE {
+                let (ju, l, r) = (j as usize, cut.left as usize, cut.right as usize);
+                node.sum[ju] = node.sum[l] + node.sum[r];
+                node.weight[ju] = node.weight[l] + node.weight[r];
+            }
+        }
+        node
+    }
 }
 
 /// Recomputes `stats` for the nodes `nodes` of `tree` whose points have the targets `y` and
@@ -103,17 +118,14 @@ impl ForestRegressor {
                 self.forest.trees.len()
             )));
         };
-        let mut node = stats.clone();
+        let node = stats.subtree_totals(tree);
         let mut decrease = vec![0.0; tree.n_nodes()];
-        for &j in tree.preorder().iter().rev() {
-            let cut = tree.nodes[j as usize];
+        for (j, cut) in tree.nodes.iter().enumerate() {
             if cut.dim != NONE {
-                let (ju, l, r) = (j as usize, cut.left as usize, cut.right as usize);
-                node.sum[ju] = node.sum[l] + node.sum[r];
-                node.weight[ju] = node.weight[l] + node.weight[r];
+                let (l, r) = (cut.left as usize, cut.right as usize);
                 let (n_l, n_r) = (node.count(l), node.count(r));
                 let gap = node.sum[l] / n_l - node.sum[r] / n_r;
-                decrease[ju] = n_l * n_r / (n_l + n_r) * gap * gap;
+                decrease[j] = n_l * n_r / (n_l + n_r) * gap * gap;
             }
         }
         Ok(decrease)

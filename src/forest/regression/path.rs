@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::forest::lifetime_path::{sweep, PathPoint, PathState, Validation};
 use crate::forest::weights::RowWeights;
 use crate::mondrian::birth_order::Checkpoints;
-use crate::mondrian::{MondrianTree, NONE};
+use crate::mondrian::MondrianTree;
 use crate::parallel::Interrupt;
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -94,15 +94,7 @@ impl PathState for MeanPath<'_> {
 /// Every node's (weighted) mean target, standardised by `centre`, `scale`, from the leaves'
 /// sums.
 fn node_means(tree: &MondrianTree, leaves: &LeafStats, centre: f64, scale: f64) -> Vec<f64> {
-    let mut node = leaves.clone();
-    for &j in tree.preorder().iter().rev() {
-        let cut = tree.nodes[j as usize];
-        if cut.dim != NONE {
-            let (ju, l, r) = (j as usize, cut.left as usize, cut.right as usize);
-            node.sum[ju] = node.sum[l] + node.sum[r];
-            node.weight[ju] = node.weight[l] + node.weight[r];
-        }
-    }
+    let node = leaves.subtree_totals(tree);
     (0..tree.n_nodes())
         .map(|j| (node.sum[j] / node.count(j) - centre) / scale)
         .collect()

@@ -160,7 +160,9 @@ impl TargetStats {
         }
         if !(s.mean.is_finite() && s.centred_squares.is_finite()) {
             return Err(Error::InvalidInput(
-                "y is too large: the variance of the targets overflows float64; rescale y".into(),
+                "y is too large: the (sample_weight-weighted) variance of the targets overflows \
+                 float64; rescale y or sample_weight"
+                    .into(),
             ));
         }
         Ok(s)
