@@ -19,16 +19,13 @@ impl InputMap {
     /// The map taking the bounding box of `rows` (row-major, `d` wide, finite) to the unit
     /// box; a constant feature is only shifted. An error if some feature's range overflows.
     pub fn unit_box_of<E: Coordinate>(rows: &[E], d: usize) -> Result<Self> {
-        let mut lower = vec![f64::INFINITY; d];
-        let mut upper = vec![f64::NEG_INFINITY; d];
-        for row in rows.chunks_exact(d) {
-            for k in 0..d {
-                lower[k] = lower[k].min(row[k].into());
-                upper[k] = upper[k].max(row[k].into());
-            }
-        }
-        let mut scale = Vec::with_capacity(d);
-        for (k, (l, u)) in lower.iter().zip(&upper).enumerate() {
+        Self::unit_box_of_ranges(&column_ranges(rows, d))
+    }
+
+    /// The map taking the box with these `(min, max)` per feature to the unit box.
+    pub fn unit_box_of_ranges(ranges: &[(f64, f64)]) -> Result<Self> {
+        let mut scale = Vec::with_capacity(ranges.len());
+        for (k, (l, u)) in ranges.iter().enumerate() {
             let extent = u - l;
             if !extent.is_finite() {
                 return Err(Error::InvalidInput(format!(
@@ -39,7 +36,7 @@ impl InputMap {
             scale.push(if extent > 0.0 { extent } else { 1.0 });
         }
         Ok(Self {
-            offset: lower,
+            offset: ranges.iter().map(|r| r.0).collect(),
             scale,
         })
     }
@@ -48,14 +45,14 @@ impl InputMap {
     /// training range that it overflows float64 once scaled). The map is monotone in each
     /// feature, so checking each feature's extremes suffices.
     pub fn check<E: Coordinate>(&self, rows: &[E]) -> Result<()> {
-        let d = self.offset.len();
-        for k in 0..d {
-            let column = rows.iter().skip(k).step_by(d);
-            let (lo, hi) = column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v.into()), hi.max(v.into()))
-            });
+        self.check_ranges(&column_ranges(rows, self.offset.len()))
+    }
+
+    /// [`Self::check`] for points whose features span `ranges`.
+    pub fn check_ranges(&self, ranges: &[(f64, f64)]) -> Result<()> {
+        for (k, &(lo, hi)) in ranges.iter().enumerate() {
             for v in [lo, hi].into_iter().filter(|v| v.is_finite()) {
-                if !((v - self.offset[k]) / self.scale[k]).is_finite() {
+                if !self.map_value(k, v).is_finite() {
                     return Err(Error::InvalidInput(format!(
                         "X holds values of feature {k} so far outside the training range \
                          that they overflow float64 once scaled"
@@ -64,6 +61,19 @@ impl InputMap {
             }
         }
         Ok(())
+    }
+
+    /// The image of value `v` of feature `k`.
+    #[inline]
+    pub fn map_value(&self, k: usize, v: f64) -> f64 {
+        (v - self.offset[k]) / self.scale[k]
+    }
+
+    /// Replaces the values of one row by their images.
+    pub fn map_in_place(&self, row: &mut [f64]) {
+        for (k, v) in row.iter_mut().enumerate() {
+            *v = self.map_value(k, *v);
+        }
     }
 
     /// Appends the images of `rows` (checked by [`Self::check`]) to `out`.
@@ -90,4 +100,15 @@ impl InputMap {
             && self.offset.iter().all(|v| v.is_finite())
             && self.scale.iter().all(|v| v.is_finite() && *v > 0.0)
     }
+}
+
+/// Each feature's `(min, max)` over the rows of `rows` (row-major, `d` wide).
+fn column_ranges<E: Coordinate>(rows: &[E], d: usize) -> Vec<(f64, f64)> {
+    let mut ranges = vec![(f64::INFINITY, f64::NEG_INFINITY); d];
+    for row in rows.chunks_exact(d.max(1)) {
+        for ((lo, hi), &v) in ranges.iter_mut().zip(row) {
+            (*lo, *hi) = (lo.min(v.into()), hi.max(v.into()));
+        }
+    }
+    ranges
 }

@@ -12,6 +12,7 @@ pub mod linalg;
 pub mod mondrian;
 pub mod parallel;
 pub mod partition;
+pub mod points;
 pub mod rng;
 pub mod serialize;
 pub mod sparse;

@@ -2,6 +2,8 @@
 //! stops long work early.
 
 use crate::error::{Error, Result};
+use crate::input_map::InputMap;
+use crate::points::Points;
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,5 +84,35 @@ pub fn for_each_row_block<T: Send, E: Sync>(
             .zip(flat.par_chunks(ROW_CHUNK * d))
             .enumerate()
             .for_each(|(block, (out, rows))| work(block * ROW_CHUNK, out, rows))
+    });
+}
+
+/// Calls `work(first_row, out_block, rows_block)` on blocks of `ROW_CHUNK` rows of `x`, read
+/// as float64 and mapped by `map` when given ([`Points::block`]: a dense float64 matrix is
+/// borrowed, anything else converted one block at a time), where `out` holds `out_width`
+/// values per row: on `pool`, or on this thread for a handful of points.
+pub fn for_each_point_block<T: Send, P: Points>(
+    pool: &ThreadPool,
+    out: &mut [T],
+    out_width: usize,
+    x: &P,
+    map: Option<&InputMap>,
+    work: impl Fn(usize, &mut [T], &[f64]) + Sync,
+) {
+    let n = x.n_rows();
+    let run = |first: usize, out: &mut [T]| {
+        let mut buffer = Vec::new();
+        let last = (first + ROW_CHUNK).min(n);
+        work(first, out, x.block(first..last, map, &mut buffer));
+    };
+    if is_small(n) {
+        let mut buffer = Vec::new();
+        work(0, out, x.block(0..n, map, &mut buffer));
+        return;
+    }
+    pool.install(|| {
+        out.par_chunks_mut(ROW_CHUNK * out_width.max(1))
+            .enumerate()
+            .for_each(|(block, out)| run(block * ROW_CHUNK, out))
     });
 }

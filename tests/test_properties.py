@@ -1,6 +1,7 @@
 """Property-based tests (hypothesis) over every public estimator (issue 16, item 7): inputs of
-any shape and magnitude from 1e-310 to 1e308, duplicated and constant columns, row weights of
-any magnitude where ``fit`` takes them, and parameters
+any shape and magnitude from 1e-310 to 1e308, duplicated and constant columns, as sparse
+matrices where the estimator reads them, row weights of any magnitude where ``fit`` takes
+them, and parameters
 at and beyond their bounds give only documented outcomes — a finite result of the right
 shape, or a ``ValueError``/``TypeError``/``MemoryError`` whose message names what is wrong.
 Never a panic (which surfaces as ``RuntimeError``), a NaN, or a hang."""
@@ -14,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+import scipy.sparse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone, is_classifier, is_regressor
@@ -134,12 +136,25 @@ def test_any_input_gives_a_finite_result_or_a_clear_refusal(name: str, data: Any
         y = targets(data.draw, len(X))
     else:
         y = None
+    if model._accepts_sparse and data.draw(st.booleans()):
+        # The same draws as CSR matrices, a share of the entries zeroed (implicit zeros).
+        def as_input(points: np.ndarray) -> Any:
+            rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+            return scipy.sparse.csr_matrix(points * (rng.random(points.shape) < 0.6))
+    else:
+
+        def as_input(points: np.ndarray) -> Any:
+            return points
+
+    X = as_input(X)
     fit_params = {}
     if "sample_weight" in inspect.signature(model.fit).parameters and data.draw(st.booleans()):
         # Weights of any magnitude, zeros among them (a zero removes its row).
         scale = data.draw(st.sampled_from(MAGNITUDES))
         draws = data.draw(
-            st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=len(X), max_size=len(X))
+            st.lists(
+                st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=X.shape[0], max_size=X.shape[0]
+            )
         )
         fit_params["sample_weight"] = np.array(draws) * scale
     with warnings.catch_warnings():
@@ -149,14 +164,15 @@ def test_any_input_gives_a_finite_result_or_a_clear_refusal(name: str, data: Any
         except BaseException as error:  # noqa: BLE001 - the property is about what is raised
             assert_refusal_is_clear(error)
             return
-        for query in (X, data.draw(inputs(d=X.shape[1]))):  # training rows, then new ones
+        # training rows, then new ones
+        for query in (X, as_input(data.draw(inputs(d=X.shape[1])))):
             try:
                 results = outputs(model, query)
             except BaseException as error:  # noqa: BLE001
                 assert_refusal_is_clear(error)
                 continue
             for result in results:
-                assert result.shape[0] == len(query)
+                assert result.shape[0] == query.shape[0]
                 assert np.all(np.isfinite(result)), (name, result)
 
 

@@ -8,13 +8,17 @@ import inspect
 from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import BaseEstimator
+from sklearn.utils.sparsefuncs import min_max_axis
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._validation import (
     Param,
+    SparsePoints,
     as_core_array,
+    as_core_points,
     check_parameters,
     check_sample_weight,
     check_weighted_target_scale,
@@ -125,6 +129,9 @@ class EstimatorBase(BaseEstimator):
     #: The dtypes of X the core reads as they are (others are converted to the first).
     _point_dtypes: ClassVar[tuple[type, ...]] = (np.float64,)
 
+    #: Whether X may be a scipy sparse matrix (the core reads it a row block at a time).
+    _accepts_sparse: ClassVar[bool] = False
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Replaced in every subclass that declares ``_parameters`` (``__init_subclass__``).
         raise TypeError(f"{type(self).__name__} declares no parameters")
@@ -143,11 +150,34 @@ class EstimatorBase(BaseEstimator):
         """Threads for the core (``n_jobs`` with scikit-learn's meaning)."""
         return resolve_n_jobs(getattr(self, "n_jobs", None))
 
-    def _fitted_input(self, X: Any) -> np.ndarray:
+    def _sparse_formats(self) -> str | bool:
+        """``accept_sparse`` for scikit-learn's checks: any sparse format is converted to CSR
+        when the estimator reads sparse X, else sparse X is refused."""
+        return "csr" if self._accepts_sparse else False
+
+    def _check_input(self, X: Any, reset: bool = False) -> Any:
+        """``X`` checked (dense or, where accepted, sparse), not yet in the core's layout."""
+        return validate_data(
+            self,
+            X,
+            dtype=list(self._point_dtypes),
+            accept_sparse=self._sparse_formats(),
+            reset=reset,
+        )
+
+    def _fitted_input(self, X: Any) -> np.ndarray | SparsePoints:
         """``X`` checked against the fitted estimator, in the core's layout."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=list(self._point_dtypes), reset=False)
-        return as_core_array(X, dtype=self._point_dtypes)
+        return self._core_input(self._check_input(X))
+
+    def _core_input(self, X: Any) -> np.ndarray | SparsePoints:
+        """Checked points as the core takes them."""
+        return as_core_points(X, dtype=self._point_dtypes)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._accepts_sparse
+        return tags
 
 
 class UnitBoxMixin(EstimatorBase):
@@ -161,24 +191,42 @@ class UnitBoxMixin(EstimatorBase):
     data_min_: np.ndarray
     data_scale_: np.ndarray
 
-    def _fit_unit_box(self, X: np.ndarray) -> np.ndarray:
+    def _fit_unit_box(self, X: Any) -> np.ndarray | SparsePoints:
         """Fix the map on the training points ``X`` (checked) and return their images."""
         if self.scale_features:
-            self.data_min_, self.data_scale_ = _core.unit_box(as_core_array(X))
+            self.data_min_, self.data_scale_ = _core.unit_box(as_core_points(X))
         else:
             self.data_min_, self.data_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
         return self._to_unit_box(X)
 
-    def _to_unit_box(self, X: np.ndarray) -> np.ndarray:
-        """Images of checked points under the fitted map, in the core's layout."""
+    def _to_unit_box(self, X: Any) -> np.ndarray | SparsePoints:
+        """Images of checked points under the fitted map, in the core's layout; a sparse
+        matrix is handed over with the map, which the core applies as it reads the rows."""
+        identity = not self.data_min_.any() and (self.data_scale_ == 1.0).all()
+        if scipy.sparse.issparse(X):
+            return as_core_points(X, unit_box=None if identity else self._unit_box())
         X = as_core_array(X)
-        if not self.data_min_.any() and (self.data_scale_ == 1.0).all():
+        if identity:
             return X
-        return _core.to_unit_box(X, self.data_min_, self.data_scale_)
+        return _core.to_unit_box(X, *self._unit_box())
 
-    def _fitted_input(self, X: Any) -> np.ndarray:
-        """``X`` checked against the fitted estimator and mapped as the training data was."""
-        return self._to_unit_box(super()._fitted_input(X))
+    def _unit_box(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.data_min_, self.data_scale_
+
+    def _mapped_ranges(self, X: Any) -> np.ndarray:
+        """Each feature's range over the checked training points ``X`` after the map: the
+        image of its maximum minus that of its minimum (the map is increasing, so this is the
+        range of the mapped points bit for bit), with no mapped copy of a sparse ``X``."""
+        if scipy.sparse.issparse(X):
+            low, high = min_max_axis(scipy.sparse.csr_matrix(X), axis=0)
+        else:
+            low, high = np.min(X, axis=0), np.max(X, axis=0)
+        offset, scale = self.data_min_, self.data_scale_
+        return (high - offset) / scale - (low - offset) / scale
+
+    def _core_input(self, X: Any) -> np.ndarray | SparsePoints:
+        """Checked points mapped as the training data was, in the core's layout."""
+        return self._to_unit_box(X)
 
 
 class OnlineMixin(EstimatorBase):
@@ -207,21 +255,20 @@ class OnlineMixin(EstimatorBase):
         ready = is_core_ready(X, y, self.n_features_in_, self._point_dtypes)
         if not ready or hasattr(self, "feature_names_in_"):
             X, y = validate_data(
-                self, X, y, dtype=list(self._point_dtypes), y_numeric=True, reset=False
+                self,
+                X,
+                y,
+                dtype=list(self._point_dtypes),
+                accept_sparse=self._sparse_formats(),
+                y_numeric=True,
+                reset=False,
             )
         if sample_weight is None:
             self.model_.partial_fit(self._core_input(X), as_core_array(y), self._threads())
             return self
-        weights, keep = check_sample_weight(sample_weight, len(X))
+        weights, keep = check_sample_weight(sample_weight, X.shape[0])
         if weights is not None and len(weights):
-            X, y = self._core_input(np.asarray(X)[keep]), as_core_array(np.asarray(y)[keep])
+            X, y = self._core_input(X[keep]), as_core_array(np.asarray(y)[keep])
             check_weighted_target_scale(y, weights)
             self.model_.partial_fit(X, y, self._threads(), weights)
         return self
-
-    def _core_input(self, X: np.ndarray) -> np.ndarray:
-        """Checked new points as the core takes them: mapped to the unit box when that is
-        the estimator's job (:class:`UnitBoxMixin`) rather than the core's (forests)."""
-        if isinstance(self, UnitBoxMixin):
-            return self._to_unit_box(X)
-        return as_core_array(X, dtype=self._point_dtypes)

@@ -20,6 +20,7 @@ import os
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 from sklearn.utils import check_random_state
 
 _MAX_SEED = np.iinfo(np.int64).max
@@ -253,6 +254,52 @@ def as_core_array(X: Any, dtype: Any = np.float64) -> np.ndarray:
         dtype = X.dtype if getattr(X, "dtype", None) in dtype else dtype[0]
     array = np.ascontiguousarray(X, dtype=dtype)
     return array if array.flags.aligned else array.copy()
+
+
+#: How the core takes a sparse matrix: the parts of a canonical CSR matrix, its width, and the
+#: optional map ``(offset, scale)`` its rows are read through.
+SparsePoints = tuple[np.ndarray, np.ndarray, np.ndarray, int, Any]
+
+
+def as_core_points(
+    X: Any, dtype: Any = np.float64, unit_box: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray | SparsePoints:
+    """``X`` as the core reads points: a dense array as :func:`as_core_array` makes it, or a
+    scipy sparse matrix as the parts of a canonical CSR matrix (float64 values, int32 column
+    indices sorted within each row, int64 row pointers), which the core reads a row block at
+    a time — the matrix is never densified whole. ``unit_box`` (sparse only): the map
+    ``(offset, scale)`` the rows are read through, which would make the matrix dense if applied
+    to it beforehand.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+        Checked points.
+    dtype : dtype or tuple of dtypes, default=np.float64
+        For dense ``X``, as in :func:`as_core_array`.
+    unit_box : tuple of two ndarrays or None, default=None
+        The map to read sparse rows through.
+
+    Returns
+    -------
+    points : ndarray or tuple
+        What the core's ``x`` arguments take.
+    """
+    if not scipy.sparse.issparse(X):
+        return as_core_array(X, dtype=dtype)
+    X = scipy.sparse.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if X.shape[1] > np.iinfo(np.int32).max:
+        raise ValueError(f"sparse X has {X.shape[1]} columns, beyond the 32-bit column indices")
+    return (
+        as_core_array(X.data),
+        as_core_array(X.indices, dtype=np.int32),
+        as_core_array(X.indptr, dtype=np.int64),
+        int(X.shape[1]),
+        None if unit_box is None else tuple(as_core_array(v) for v in unit_box),
+    )
 
 
 def is_core_ready(

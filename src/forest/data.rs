@@ -2,11 +2,12 @@
 //! finiteness, targets), mapped to the forest's coordinates, and handed out in row blocks.
 
 use super::MondrianForest;
-use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
+use crate::input_map::InputMap;
 use crate::mondrian::{MondrianTree, NONE};
-use crate::parallel::for_each_row_block;
-use ndarray::{ArrayView1, ArrayView2};
+use crate::parallel::{for_each_point_block, ROW_CHUNK};
+use crate::points::{check_width, finite_ranges, Points};
+use ndarray::ArrayView1;
 use rayon::ThreadPool;
 
 /// The largest linear dimension (sum of the features' ranges) of the data box: sums and
@@ -25,30 +26,22 @@ impl MondrianForest {
     }
 
     /// Checks that `x` has this forest's width and only finite values, also once mapped.
-    pub fn check_points<E: Coordinate>(&self, x: &ArrayView2<E>) -> Result<()> {
-        if x.ncols() != self.n_features {
-            return Err(Error::InvalidInput(format!(
-                "X has {} features, but the forest was fitted with {}",
-                x.ncols(),
-                self.n_features
-            )));
-        }
-        if x.iter().any(|&v| !v.into().is_finite()) {
-            return Err(Error::InvalidInput("X contains NaN or infinity".into()));
-        }
+    pub fn check_points<P: Points>(&self, x: &P) -> Result<()> {
+        check_width(x, self.n_features, "forest")?;
+        let ranges = finite_ranges(x)?;
         if let Some(map) = &self.input_map {
-            map.check(x.as_standard_layout().as_slice().unwrap_or(&[]))?;
+            map.check_ranges(&ranges)?;
         }
         Ok(())
     }
 
     /// Calls `work(first_row, out_block, rows_block)` on blocks of the rows of `x` (in this
-    /// forest's coordinates, float64: float32 rows are converted a block at a time) in
+    /// forest's coordinates, float64: other matrices are converted a block at a time) in
     /// parallel, after checking them; `out` holds `out_width` values per row. See
-    /// [`for_each_row_block`].
-    pub fn for_each_query_block<T: Send, E: Coordinate>(
+    /// [`for_each_point_block`].
+    pub fn for_each_query_block<T: Send, P: Points>(
         &self,
-        x: &ArrayView2<E>,
+        x: &P,
         pool: &ThreadPool,
         out: &mut [T],
         out_width: usize,
@@ -56,31 +49,12 @@ impl MondrianForest {
     ) -> Result<()> {
         self.check_points(x)?;
         self.check_fitted()?;
-        let x = x.as_standard_layout();
-        let flat = x.as_slice().unwrap_or(&[]);
-        let d = self.n_features;
-        for_each_row_block(pool, out, out_width, flat, d, |first, out, rows| {
-            match (&self.input_map, E::as_f64(rows)) {
-                (None, Some(rows)) => work(first, out, rows),
-                (None, None) => {
-                    let converted: Vec<f64> = rows.iter().map(|&v| v.into()).collect();
-                    work(first, out, &converted)
-                }
-                (Some(map), _) => {
-                    let mut mapped = Vec::with_capacity(rows.len());
-                    map.map_into(rows, &mut mapped);
-                    work(first, out, &mapped)
-                }
-            }
-        });
+        for_each_point_block(pool, out, out_width, x, self.input_map.as_ref(), work);
         Ok(())
     }
 
     /// [`Self::add_points`] for an online update, which needs trees to extend.
-    pub fn add_online_points<E: Coordinate>(
-        &mut self,
-        x: &ArrayView2<E>,
-    ) -> Result<std::ops::Range<u32>> {
+    pub fn add_online_points<P: Points>(&mut self, x: &P) -> Result<std::ops::Range<u32>> {
         if self.trees.is_empty() {
             return Err(Error::InvalidInput(
                 "partial_fit needs a fitted model".into(),
@@ -91,37 +65,63 @@ impl MondrianForest {
 
     /// Stores new training points (mapped to the forest's coordinates) and returns their row
     /// ids. The first points fix the input map when inputs are scaled.
-    pub fn add_points<E: Coordinate>(&mut self, x: &ArrayView2<E>) -> Result<std::ops::Range<u32>> {
+    pub fn add_points<P: Points>(&mut self, x: &P) -> Result<std::ops::Range<u32>> {
         let first = self.n_rows();
-        let last = first + x.nrows();
+        let last = first + x.n_rows();
         if last >= u32::MAX as usize {
             return Err(Error::InvalidInput(format!(
                 "at most {} training points are supported",
                 u32::MAX - 1
             )));
         }
-        let x = x.as_standard_layout();
-        let rows = x.as_slice().unwrap_or(&[]);
-        if self.scale_inputs && self.input_map.is_none() && x.ncols() == self.n_features {
-            let map = crate::input_map::InputMap::unit_box_of(rows, self.n_features)?;
-            // A failed check below must not leave a map fixed by rejected points.
-            self.check_points(&x.view()).and_then(|_| map.check(rows))?;
-            self.input_map = Some(map);
-        } else {
-            self.check_points(&x.view())?;
+        check_width(x, self.n_features, "forest")?;
+        let ranges = finite_ranges(x)?;
+        // A failed check must not leave a map fixed by rejected points.
+        let fixed_map;
+        let map = match &self.input_map {
+            None if self.scale_inputs => {
+                fixed_map = InputMap::unit_box_of_ranges(&ranges)?;
+                &fixed_map
+            }
+            None => {
+                self.append_rows(x, None);
+                return self.keep_if_box_fits(first, first as u32..last as u32);
+            }
+            Some(map) => map,
+        };
+        map.check_ranges(&ranges)?;
+        let map = map.clone();
+        self.append_rows(x, Some(&map));
+        let added = self.keep_if_box_fits(first, first as u32..last as u32)?;
+        self.input_map = Some(map);
+        Ok(added)
+    }
+
+    /// Appends the rows of `x`, mapped by `map`, to the store (in place: no copy of the
+    /// training set), a row block at a time.
+    fn append_rows<P: Points>(&mut self, x: &P, map: Option<&InputMap>) {
+        let n = x.n_rows();
+        self.x.reserve(n * self.n_features);
+        let mut buffer = Vec::new();
+        for first in (0..n).step_by(ROW_CHUNK) {
+            let rows = x.block(first..(first + ROW_CHUNK).min(n), map, &mut buffer);
+            self.x.extend_from_slice(rows);
         }
-        // Appended in place (no copy of the training set), taken back if the box fails.
-        let start = self.x.len();
-        match (&self.input_map, E::as_f64(rows)) {
-            (None, Some(rows)) => self.x.extend_from_slice(rows),
-            (None, None) => self.x.extend(rows.iter().map(|&v| v.into())),
-            (Some(map), _) => map.map_into(rows, &mut self.x),
-        }
+    }
+
+    /// `added` when the box of the stored points (the rows from `first` on just appended)
+    /// is one the Mondrian can cut; else the appended rows are taken back and an error.
+    fn keep_if_box_fits(
+        &mut self,
+        first: usize,
+        added: std::ops::Range<u32>,
+    ) -> Result<std::ops::Range<u32>> {
+        let start = first * self.n_features;
         if let Err(error) = self.check_box(&self.x[start..]) {
             self.x.truncate(start);
             return Err(error);
         }
-        Ok(first as u32..last as u32)
+        Ok(added)
     }
 
     /// Errors unless the box of the stored points and `new` (in the forest's coordinates) is

@@ -21,7 +21,7 @@ use rayon::ThreadPool;
 /// Validation rows of a lifetime path: points, targets (or class indices) and optional row
 /// weights.
 pub type Validation<'a, Y> = (
-    &'a ndarray::ArrayView2<'a, f64>,
+    &'a dyn crate::points::Points,
     &'a ndarray::ArrayView1<'a, Y>,
     Option<&'a ndarray::ArrayView1<'a, f64>>,
 );

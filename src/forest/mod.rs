@@ -15,7 +15,6 @@ pub mod regression;
 mod stored;
 pub mod weights;
 
-use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::input_map::InputMap;
 use crate::mondrian::extend::{extend_tree, ExtendScratch};
@@ -24,8 +23,9 @@ use crate::mondrian::route::warm_paths;
 use crate::mondrian::sample::{sample_tree, Growth, SampleScratch};
 use crate::mondrian::{MondrianTree, TreeParams};
 use crate::parallel::{is_small, Interrupt};
+use crate::points::Points;
 use crate::rng::tree_rng;
-use ndarray::{Array2, ArrayView2};
+use ndarray::Array2;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -181,13 +181,9 @@ impl MondrianForest {
     }
 
     /// Leaf id of every point in every tree (N × M).
-    pub fn apply<E: Coordinate>(
-        &self,
-        x: &ArrayView2<E>,
-        pool: &ThreadPool,
-    ) -> Result<Array2<u32>> {
+    pub fn apply<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Array2<u32>> {
         let (m, d) = (self.trees.len(), self.n_features);
-        let mut out = vec![0u32; x.nrows() * m];
+        let mut out = vec![0u32; x.n_rows() * m];
         self.for_each_query_block(x, pool, &mut out, m, |_, out, rows| {
             for (out_row, row) in out.chunks_exact_mut(m).zip(rows.chunks_exact(d)) {
                 for (o, tree) in out_row.iter_mut().zip(&self.trees) {
@@ -195,7 +191,7 @@ impl MondrianForest {
                 }
             }
         })?;
-        Array2::from_shape_vec((x.nrows(), m), out).map_err(|e| Error::InvalidInput(e.to_string()))
+        Array2::from_shape_vec((x.n_rows(), m), out).map_err(|e| Error::InvalidInput(e.to_string()))
     }
 
     /// Bytes of the state the forest keeps alive: the stored points and every tree

@@ -21,7 +21,8 @@
 use crate::error::{Error, Result};
 use crate::mondrian::route::{leaf_and_stay_prob, RouteScratch};
 use crate::mondrian::{MondrianTree, NONE};
-use crate::parallel::for_each_row_block;
+use crate::parallel::for_each_point_block;
+use crate::points::Points;
 use crate::sparse::Csr;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -128,18 +129,18 @@ pub fn check_lifetime(trees: &[MondrianTree], lifetime: f64) -> Result<()> {
     Ok(())
 }
 
-/// The feature matrix of the rows of `x` (row-major, `d` wide): N × C CSR with exactly M stored
-/// entries per row, one per tree in tree order (so column indices increase along a row).
-pub fn transform(
+/// The feature matrix of the rows of `x` (checked, in the trees' coordinates): N × C CSR with
+/// exactly M stored entries per row, one per tree in tree order (so column indices increase
+/// along a row).
+pub fn transform<P: Points>(
     trees: &[MondrianTree],
     map: &FeatureMap,
-    x: &[f64],
-    d: usize,
+    x: &P,
     pool: &ThreadPool,
 ) -> Result<Csr> {
-    let m = trees.len();
-    let mut entries = vec![(0u32, 0.0); (x.len() / d.max(1)) * m];
-    for_each_row_block(pool, &mut entries, m, x, d, |_, out, rows| {
+    let (m, d) = (trees.len(), x.n_features());
+    let mut entries = vec![(0u32, 0.0); x.n_rows() * m];
+    for_each_point_block(pool, &mut entries, m, x, None, |_, out, rows| {
         let mut scratch = RouteScratch::default();
         for (out_row, row) in out.chunks_exact_mut(m).zip(rows.chunks_exact(d)) {
             for (o, e) in out_row

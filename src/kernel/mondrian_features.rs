@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::forest::{Growing, MondrianForest};
 use crate::mondrian::policy::PureMondrian;
 use crate::mondrian::TreeParams;
+use crate::points::Points;
 use crate::sparse::Csr;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
@@ -16,17 +17,17 @@ use serde::{Deserialize, Serialize};
 
 /// Samples label-blind Mondrian trees with lifetime `lifetime` on the rows of `x`, as `how`
 /// says (see [`MondrianForest::grow_to`]).
-pub fn grow_forest(
-    x: &ArrayView2<f64>,
+pub fn grow_forest<P: Points>(
+    x: &P,
     lifetime: f64,
     seed: u64,
     how: &Growing<'_>,
     progress: impl FnMut(usize) -> Result<()>,
 ) -> Result<MondrianForest> {
-    if x.nrows() == 0 {
+    if x.n_rows() == 0 {
         return Err(Error::InvalidInput("X has no rows".into()));
     }
-    let mut forest = MondrianForest::new(TreeParams::new(lifetime, 1), x.ncols(), seed)?;
+    let mut forest = MondrianForest::new(TreeParams::new(lifetime, 1), x.n_features(), seed)?;
     forest.add_points(x)?;
     forest.grow_to(&PureMondrian, how, progress)?;
     Ok(forest)
@@ -47,9 +48,9 @@ impl MondrianFeatures {
     }
 
     /// The features of the rows of `x`, at the trees' lifetime or at an earlier `lifetime`.
-    pub fn transform(
+    pub fn transform<P: Points>(
         &self,
-        x: &ArrayView2<f64>,
+        x: &P,
         lifetime: Option<f64>,
         pool: &ThreadPool,
     ) -> Result<Csr> {
@@ -63,9 +64,7 @@ impl MondrianFeatures {
                 &earlier
             }
         };
-        let x = x.as_standard_layout();
-        let flat = x.as_slice().unwrap_or(&[]);
-        transform(&self.forest.trees, map, flat, self.forest.n_features, pool)
+        transform(&self.forest.trees, map, x, pool)
     }
 
     /// Number of columns at the trees' lifetime or at an earlier `lifetime`.

@@ -15,23 +15,24 @@ use crate::error::{Error, Result};
 use crate::forest::data::check_targets;
 use crate::forest::weights::check_weights;
 use crate::mondrian::policy::PureMondrian;
-use ndarray::{ArrayView1, ArrayView2};
+use crate::points::Points;
+use ndarray::ArrayView1;
 use rayon::ThreadPool;
 
 impl KernelRidge {
     /// Adds the rows of `x` with targets `y` (and weights, module docs of `ridge`): extends
     /// the trees, appends the new leaves as columns and updates the factor by one rank-one
     /// update per row (of √v_i φ_i).
-    pub fn partial_fit(
+    pub fn partial_fit<P: Points>(
         &mut self,
-        x: &ArrayView2<f64>,
+        x: &P,
         y: &ArrayView1<f64>,
         weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,
     ) -> Result<()> {
-        check_targets(x.nrows(), y)?;
+        check_targets(x.n_rows(), y)?;
         if let Some(w) = weights {
-            check_weights(x.nrows(), w)?;
+            check_weights(x.n_rows(), w)?;
         }
         let weight = |k: usize| weights.map_or(1.0, |w| w[k]);
         let rows = self.forest.add_online_points(x)?;

@@ -21,9 +21,9 @@ use crate::forest::MondrianForest;
 use crate::linalg::cholesky::Cholesky;
 use crate::linalg::dot;
 use crate::mondrian::route::RouteScratch;
-use crate::parallel::for_each_row_block;
+use crate::points::Points;
 use crate::sparse::Csr;
-use ndarray::{Array1, ArrayView1, ArrayView2};
+use ndarray::{Array1, ArrayView1};
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
@@ -228,64 +228,52 @@ impl KernelRidge {
     /// The predictive variance of a new target at every row of `x` in the Bayesian view (module
     /// docs): σ̂² (1 + φ(x)ᵀ(ΦᵀΦ + αI)⁻¹φ(x)) = σ̂² (1 + ‖L⁻¹φ(x)‖²), one triangular solve
     /// (O(C²)) per row; ȳ is treated as known.
-    pub fn predict_variance(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Array1<f64>> {
-        self.forest.check_points(x)?;
+    pub fn predict_variance<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Array1<f64>> {
         let (d, c, noise) = (
             self.forest.n_features,
             self.n_columns(),
             self.noise_variance(),
         );
-        let x = x.as_standard_layout();
-        let flat = x.as_slice().unwrap_or(&[]);
-        let mut out = vec![0.0; x.nrows()];
-        for_each_row_block(pool, &mut out, 1, flat, d, |_, out, rows| {
-            let (mut scratch, mut phi) = (RouteScratch::default(), vec![0.0; c]);
-            for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
-                phi.fill(0.0);
-                for (col, v) in self.map.row_entries(&self.forest.trees, row, &mut scratch) {
-                    phi[col as usize] += v;
+        let mut out = vec![0.0; x.n_rows()];
+        self.forest
+            .for_each_query_block(x, pool, &mut out, 1, |_, out, rows| {
+                let (mut scratch, mut phi) = (RouteScratch::default(), vec![0.0; c]);
+                for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
+                    phi.fill(0.0);
+                    for (col, v) in self.map.row_entries(&self.forest.trees, row, &mut scratch) {
+                        phi[col as usize] += v;
+                    }
+                    self.factor.forward_solve(&mut phi);
+                    *o = noise * (1.0 + dot(&phi, &phi));
                 }
-                self.factor.forward_solve(&mut phi);
-                *o = noise * (1.0 + dot(&phi, &phi));
-            }
-        });
+            })?;
         Ok(Array1::from(out))
     }
 
     /// ȳ + φ(x)·w for every row of `x`.
-    pub fn predict(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Array1<f64>> {
-        self.forest.check_points(x)?;
+    pub fn predict<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Array1<f64>> {
         let d = self.forest.n_features;
-        let x = x.as_standard_layout();
-        let flat = x.as_slice().unwrap_or(&[]);
-        let mut out = vec![0.0; x.nrows()];
+        let mut out = vec![0.0; x.n_rows()];
         let intercept = self.intercept();
-        for_each_row_block(pool, &mut out, 1, flat, d, |_, out, rows| {
-            let mut scratch = RouteScratch::default();
-            for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
-                *o = intercept
-                    + self
-                        .map
-                        .row_entries(&self.forest.trees, row, &mut scratch)
-                        .map(|(c, v)| v * self.weights[c as usize])
-                        .sum::<f64>();
-            }
-        });
+        self.forest
+            .for_each_query_block(x, pool, &mut out, 1, |_, out, rows| {
+                let mut scratch = RouteScratch::default();
+                for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
+                    *o = intercept
+                        + self
+                            .map
+                            .row_entries(&self.forest.trees, row, &mut scratch)
+                            .map(|(c, v)| v * self.weights[c as usize])
+                            .sum::<f64>();
+                }
+            })?;
         Ok(Array1::from(out))
     }
 
     /// The features of the rows of `x` in this model's column order (that of `weights`).
-    pub fn transform(&self, x: &ArrayView2<f64>, pool: &ThreadPool) -> Result<Csr> {
+    pub fn transform<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Csr> {
         self.forest.check_points(x)?;
-        let x = x.as_standard_layout();
-        let flat = x.as_slice().unwrap_or(&[]);
-        transform(
-            &self.forest.trees,
-            &self.map,
-            flat,
-            self.forest.n_features,
-            pool,
-        )
+        transform(&self.forest.trees, &self.map, x, pool)
     }
 
     /// Bytes of the state the model keeps alive: the forest, the column map, the factor and
@@ -354,7 +342,8 @@ mod tests {
         let p = pool(2).expect("pool");
         let f = kernel_forest(&x, 4, 3.0, 7);
         let map = FeatureMap::new(&f.trees, 3.0).expect("valid");
-        let phi = transform(&f.trees, &map, f.points(), 2, &p)
+        let points = ndarray::ArrayView2::from_shape((80, 2), f.points()).expect("80 × 2");
+        let phi = transform(&f.trees, &map, &points, &p)
             .expect("csr")
             .to_dense();
         let model = KernelRidge::from_forest(f, 3.0, 1e-3, &y.view(), &p).expect("fit");

@@ -3,10 +3,13 @@
 
 use super::error::to_py_err;
 use crate::error::Error;
+use crate::input_map::InputMap;
+use crate::points::{CsrPoints, Points, Ranges};
 use crate::sparse::Csr;
 use numpy::ndarray::{Array2, ArrayView2, CowArray, Ix2};
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
+use std::ops::Range;
 
 /// The values of `a` in C order: a view when the array is already C-contiguous, else a copy
 /// (so any array numpy can make is accepted, and none is copied needlessly).
@@ -21,41 +24,106 @@ pub fn c_order<'a, T: numpy::Element + Clone>(
     }
 }
 
-/// A matrix of points as numpy holds it: float64, or float32, which the forests read a row
-/// block at a time instead of through a float64 copy of the whole matrix.
+/// A matrix of points as Python hands it over: a numpy array of float64, or float32 (which
+/// the forests read a row block at a time instead of through a float64 copy of the whole
+/// matrix), or the parts of a canonical CSR matrix (`_validation.as_core_points`).
 #[derive(FromPyObject)]
 pub enum AnyPoints<'py> {
     F64(PyReadonlyArray2<'py, f64>),
     F32(PyReadonlyArray2<'py, f32>),
+    Csr(SparsePoints<'py>),
 }
 
+/// `(data, indices, indptr, n_features, map)` of a CSR matrix, `map` an optional
+/// `(offset, scale)` the rows are read through (the estimator's map to the unit box).
+#[derive(FromPyObject)]
+pub struct SparsePoints<'py>(
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, i32>,
+    PyReadonlyArray1<'py, i64>,
+    usize,
+    Option<(PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>)>,
+);
+
 /// A view of [`AnyPoints`] (what the work released from the GIL holds).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum PointsView<'a> {
     F64(ArrayView2<'a, f64>),
     F32(ArrayView2<'a, f32>),
+    Csr(CsrPoints<'a>),
 }
 
 impl AnyPoints<'_> {
-    pub fn view(&self) -> PointsView<'_> {
-        match self {
+    /// The points, checked when sparse (a malformed CSR matrix is a `ValueError`).
+    pub fn view(&self) -> PyResult<PointsView<'_>> {
+        Ok(match self {
             Self::F64(a) => PointsView::F64(a.as_array()),
             Self::F32(a) => PointsView::F32(a.as_array()),
-        }
+            Self::Csr(SparsePoints(data, indices, indptr, n_features, map)) => {
+                let contiguous = |e: numpy::AsSliceError| {
+                    to_py_err(Error::InvalidInput(format!("sparse X: {e}")))
+                };
+                let points = CsrPoints::new(
+                    *n_features,
+                    indptr.as_slice().map_err(contiguous)?,
+                    indices.as_slice().map_err(contiguous)?,
+                    data.as_slice().map_err(contiguous)?,
+                )
+                .map_err(to_py_err)?;
+                PointsView::Csr(match map {
+                    None => points,
+                    Some((offset, scale)) => points
+                        .with_map(InputMap {
+                            offset: offset.as_array().to_vec(),
+                            scale: scale.as_array().to_vec(),
+                        })
+                        .map_err(to_py_err)?,
+                })
+            }
+        })
     }
 }
 
-/// Evaluates `$body` with `$x` bound to the [`PointsView`] `$points`'s array, of either
-/// element type (the core's forest functions are generic over it).
-macro_rules! with_points {
-    ($points:expr, |$x:ident| $body:expr) => {
-        match $points {
-            $crate::python::arrays::PointsView::F64($x) => $body,
-            $crate::python::arrays::PointsView::F32($x) => $body,
+/// Dispatch to the matrix of whichever kind (once per call or row block: the hot loops run on
+/// the float64 blocks it hands out).
+impl Points for PointsView<'_> {
+    fn n_rows(&self) -> usize {
+        match self {
+            Self::F64(x) => x.n_rows(),
+            Self::F32(x) => x.n_rows(),
+            Self::Csr(x) => x.n_rows(),
         }
-    };
+    }
+
+    fn n_features(&self) -> usize {
+        match self {
+            Self::F64(x) => x.n_features(),
+            Self::F32(x) => x.n_features(),
+            Self::Csr(x) => x.n_features(),
+        }
+    }
+
+    fn ranges(&self) -> Option<Ranges> {
+        match self {
+            Self::F64(x) => x.ranges(),
+            Self::F32(x) => x.ranges(),
+            Self::Csr(x) => x.ranges(),
+        }
+    }
+
+    fn block<'b>(
+        &'b self,
+        rows: Range<usize>,
+        map: Option<&InputMap>,
+        buffer: &'b mut Vec<f64>,
+    ) -> &'b [f64] {
+        match self {
+            Self::F64(x) => x.block(rows, map, buffer),
+            Self::F32(x) => x.block(rows, map, buffer),
+            Self::Csr(x) => x.block(rows, map, buffer),
+        }
+    }
 }
-pub(crate) use with_points;
 
 /// The row-major values of a C-ordered array.
 pub fn flat<'a, T>(a: &'a CowArray<'_, T, Ix2>) -> &'a [T] {

@@ -2,7 +2,7 @@
 //! or classification); the methods every forest has and the classifier's (the regressor's are
 //! in `forest_regression.rs`).
 
-use super::arrays::{with_points, AnyPoints, VectorPair};
+use super::arrays::{AnyPoints, VectorPair};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -15,7 +15,8 @@ use crate::forest::{ForestModel, MondrianForest};
 use crate::mondrian::birth_order::Checkpoints;
 use crate::mondrian::guided::Guidance;
 use crate::mondrian::TreeParams;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use crate::points::Points;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::ThreadPool;
@@ -88,7 +89,7 @@ const CLASSIFICATION: [&str; 2] = ["log_loss", "accuracy"];
 
 /// Validation points with their targets of the model's kind and optional weights (None without
 /// points; an error when the targets are of the other kind).
-fn paired<'a, X, Y, W>(
+fn paired<'a, X: ?Sized, Y, W>(
     x: Option<&'a X>,
     y: Option<&'a Y>,
     w: Option<&'a W>,
@@ -175,18 +176,18 @@ impl Forest {
         progress: Option<Py<PyAny>>,
         weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
-        let x = x.view();
+        let x = x.view()?;
         let y = Targets::of(&y);
         let (values, labels) = (y.values(), y.labels());
         let w = weights.as_ref().map(|w| w.as_array());
         self.inner.write(py, n_jobs, Length::Long, |model, call| {
             let how = call.growing(n_trees, slice);
             let report = |done| call.notify(&progress, &[done]);
-            with_points!(x, |x| match (model, values, labels) {
+            match (model, values, labels) {
                 (ForestModel::Regressor(m), Some(y), _) => m.fit(&x, &y, w.as_ref(), &how, report),
                 (ForestModel::Classifier(m), _, Some(y)) => m.fit(&x, &y, w.as_ref(), &how, report),
                 _ => Err(Targets::mismatch()),
-            })
+            }
         })
     }
 
@@ -201,12 +202,12 @@ impl Forest {
         n_jobs: usize,
         weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
-        let x = x.view();
+        let x = x.view()?;
         let y = Targets::of(&y);
         let (values, labels) = (y.values(), y.labels());
         let w = weights.as_ref().map(|w| w.as_array());
         self.inner.write(py, n_jobs, Length::Short, |model, call| {
-            with_points!(x, |x| match (model, values, labels) {
+            match (model, values, labels) {
                 (ForestModel::Regressor(m), Some(y), _) => {
                     m.partial_fit(&x, &y, w.as_ref(), call.pool)
                 }
@@ -214,7 +215,7 @@ impl Forest {
                     m.partial_fit(&x, &y, w.as_ref(), call.pool)
                 }
                 _ => Err(Targets::mismatch()),
-            })
+            }
         })
     }
 
@@ -225,14 +226,14 @@ impl Forest {
         x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let x = x.view();
+        let x = x.view()?;
         let out = self.inner.read_prepared(
             py,
             n_jobs,
             Length::Short,
             is_ready,
             prepare,
-            |model, call| with_points!(x, |x| classifier(model)?.predict_proba(&x, call.pool)),
+            |model, call| classifier(model)?.predict_proba(&x, call.pool),
         )?;
         Ok(out.into_pyarray(py))
     }
@@ -246,7 +247,7 @@ impl Forest {
     fn lifetime_path<'py>(
         &self,
         py: Python<'py>,
-        x_val: Option<PyReadonlyArray2<'py, f64>>,
+        x_val: Option<AnyPoints<'py>>,
         y_val: Option<Bound<'py, PyAny>>,
         n_checkpoints: Option<usize>,
         lifetimes: Option<Vec<f64>>,
@@ -256,7 +257,7 @@ impl Forest {
     ) -> PyResult<Bound<'py, PyDict>> {
         let checkpoints = Checkpoints::from_options(n_checkpoints, lifetimes);
         let w_val = w_val.as_ref().map(|w| w.as_array());
-        let x_val = x_val.as_ref().map(|x| x.as_array());
+        let x_val = x_val.as_ref().map(AnyPoints::view).transpose()?;
         let y_val = y_val.as_ref().map(Targets::of);
         let (values, labels) = match &y_val {
             Some(y) => (y.values(), y.labels()),
@@ -276,7 +277,7 @@ impl Forest {
             |model, call| {
                 let report = |done, total| call.notify(&progress, &[done, total]);
                 let (pool, stop) = (call.pool, call.interrupt);
-                let x = x_val.as_ref();
+                let x = x_val.as_ref().map(|x| x as &dyn Points);
                 match model {
                     ForestModel::Regressor(m) => {
                         let validation = paired(x, values.as_ref(), w_val.as_ref())?;
@@ -333,9 +334,9 @@ impl Forest {
         x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
-        let x = x.view();
+        let x = x.view()?;
         let out = self.inner.read(py, n_jobs, Length::Short, |model, call| {
-            with_points!(x, |x| model.forest().apply(&x, call.pool))
+            model.forest().apply(&x, call.pool)
         })?;
         Ok(out.into_pyarray(py))
     }

@@ -2,7 +2,7 @@
 //! are in `forest.rs`): construction, predictive moments, quantiles and densities, the prior
 //! and its hyper-parameter criteria, node posteriors.
 
-use super::arrays::{with_points, AnyPoints, VectorPair};
+use super::arrays::{AnyPoints, VectorPair};
 use super::error::to_py_err;
 use super::forest::{empty_forest, is_ready, not_a, prepare, regressor, Forest};
 use super::run::{Handle, Length};
@@ -97,10 +97,8 @@ impl Forest {
         x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<VectorPair<'py>> {
-        let x = x.view();
-        let (mean, var) = self.with_regressor(py, n_jobs, |m, pool| {
-            with_points!(x, |x| m.predict(&x, pool))
-        })?;
+        let x = x.view()?;
+        let (mean, var) = self.with_regressor(py, n_jobs, |m, pool| m.predict(&x, pool))?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
@@ -112,10 +110,8 @@ impl Forest {
         levels: Vec<f64>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let x = x.view();
-        let out = self.with_regressor(py, n_jobs, |m, pool| {
-            with_points!(x, |x| m.quantiles(&x, &levels, pool))
-        })?;
+        let x = x.view()?;
+        let out = self.with_regressor(py, n_jobs, |m, pool| m.quantiles(&x, &levels, pool))?;
         Ok(out.into_pyarray(py))
     }
 
@@ -127,10 +123,8 @@ impl Forest {
         y: PyReadonlyArray1<'py, f64>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let (x, y) = (x.view(), y.as_array());
-        let out = self.with_regressor(py, n_jobs, |m, pool| {
-            with_points!(x, |x| m.log_density(&x, &y, pool))
-        })?;
+        let (x, y) = (x.view()?, y.as_array());
+        let out = self.with_regressor(py, n_jobs, |m, pool| m.log_density(&x, &y, pool))?;
         Ok(out.into_pyarray(py))
     }
 

@@ -1,7 +1,7 @@
 //! Python face of `kernel`: the feature map (with the lifetime path and the refit after a
 //! lifetime search) and kernel ridge.
 
-use super::arrays::{csr_parts, CsrParts};
+use super::arrays::{csr_parts, AnyPoints, CsrParts};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::kernel::mondrian_features::{grow_forest, MondrianFeatures};
 use crate::kernel::path::{lifetime_path, Checkpoints, PathOptions, PathPoint, SolverChoice};
 use crate::kernel::ridge::KernelRidge as CoreRidge;
+use crate::points::Points;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -27,7 +28,7 @@ impl KernelFeatures {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         n_trees: usize,
         lifetime: f64,
         seed: u64,
@@ -35,7 +36,7 @@ impl KernelFeatures {
         slice: usize,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let x = x.as_array();
+        let x = x.view()?;
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
             let how = call.growing(n_trees, slice);
             let forest = grow_forest(&x, lifetime, seed, &how, |done| {
@@ -51,11 +52,11 @@ impl KernelFeatures {
     fn transform<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
         lifetime: Option<f64>,
     ) -> PyResult<CsrParts<'py>> {
-        let x = x.as_array();
+        let x = x.view()?;
         let csr = self.inner.read(py, n_jobs, Length::Short, |m, call| {
             m.transform(&x, lifetime, call.pool)
         })?;
@@ -213,7 +214,7 @@ impl KernelRidge {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         y: PyReadonlyArray1<'_, f64>,
         n_trees: usize,
         lifetime: f64,
@@ -225,12 +226,12 @@ impl KernelRidge {
         max_columns: usize,
         weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<Self> {
-        let (x, y) = (x.as_array(), y.as_array());
+        let (x, y) = (x.view()?, y.as_array());
         let weights = weights.as_ref().map(|w| w.as_array());
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
-            crate::forest::data::check_targets(x.nrows(), &y)?;
+            crate::forest::data::check_targets(x.n_rows(), &y)?;
             if let Some(w) = &weights {
-                crate::forest::weights::check_weights(x.nrows(), w)?;
+                crate::forest::weights::check_weights(x.n_rows(), w)?;
             }
             let how = call.growing(n_trees, slice);
             let forest = grow_forest(&x, lifetime, seed, &how, |done| {
@@ -254,12 +255,12 @@ impl KernelRidge {
     fn partial_fit(
         &self,
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         y: PyReadonlyArray1<'_, f64>,
         n_jobs: usize,
         weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
-        let (x, y) = (x.as_array(), y.as_array());
+        let (x, y) = (x.view()?, y.as_array());
         let weights = weights.as_ref().map(|w| w.as_array());
         self.inner.write(py, n_jobs, Length::Short, |m, call| {
             m.partial_fit(&x, &y, weights.as_ref(), call.pool)
@@ -270,10 +271,10 @@ impl KernelRidge {
     fn predict<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = x.as_array();
+        let x = x.view()?;
         let out = self.inner.read(py, n_jobs, Length::Short, |m, call| {
             m.predict(&x, call.pool)
         })?;
@@ -284,10 +285,10 @@ impl KernelRidge {
     fn predict_variance<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = x.as_array();
+        let x = x.view()?;
         let out = self.inner.read(py, n_jobs, Length::Long, |m, call| {
             m.predict_variance(&x, call.pool)
         })?;
@@ -304,10 +305,10 @@ impl KernelRidge {
     fn transform<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<CsrParts<'py>> {
-        let x = x.as_array();
+        let x = x.view()?;
         let csr = self.inner.read(py, n_jobs, Length::Short, |m, call| {
             m.transform(&x, call.pool)
         })?;

@@ -21,7 +21,6 @@ from mondrian_learn._validation import (
     Param,
     Real,
     _is_integer,
-    as_core_array,
     check_memory,
     check_sample_weight,
     check_tree_index,
@@ -47,6 +46,9 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
     #: float32 X is read by the core a row block at a time (no float64 copy of the matrix;
     #: the trees' own store of training points is float64, widened exactly).
     _point_dtypes = (np.float64, np.float32)
+    #: Sparse X is read by the core a row block at a time (module ``points``); the trees'
+    #: store of training points is dense float64, as for dense X.
+    _accepts_sparse = True
 
     _parameters = {
         "n_estimators": Param(100, *COUNT),
@@ -107,6 +109,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
         n, d = X.shape
+        check_memory("X", f"{n} × {d}", 8.0 * n * d, "the trees' float64 store of the points")
         check_memory(
             "n_estimators",
             self.n_estimators,
@@ -115,7 +118,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         )
         lifetime = float(self.lifetime if lifetime is None else lifetime)
         model = self._new_model(X.shape[1], draw_seed(self.random_state), lifetime)
-        X = as_core_array(X, dtype=self._point_dtypes)
+        X = self._core_input(X)
         grow_trees(
             self.n_estimators,
             n_jobs,
@@ -179,7 +182,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         if X is not None:
             X, y = self._training_data(X, y, reset=False)
             weights, keep = check_sample_weight(sample_weight, X.shape[0])
-            X, y = as_core_array(X[keep]), y[keep]
+            X, y = self._core_input(X[keep]), y[keep]
         with PathProgress("cuts", self.verbose) as progress:
             return dict(
                 self.model_.lifetime_path(

@@ -125,7 +125,14 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(self, X, y, dtype=list(self._point_dtypes), reset=reset)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=list(self._point_dtypes),
+            accept_sparse=self._sparse_formats(),
+            reset=reset,
+        )
         if reset:
             check_classification_targets(y)
             self.classes_ = np.unique(y) if classes is None else np.unique(classes)
@@ -197,14 +204,21 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             return self._fit(X, y, classes=classes, sample_weight=sample_weight)
         ready = is_core_ready(X, None, self.n_features_in_, self._point_dtypes)
         if not ready or hasattr(self, "feature_names_in_"):
-            X, y = validate_data(self, X, y, dtype=list(self._point_dtypes), reset=False)
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                dtype=list(self._point_dtypes),
+                accept_sparse=self._sparse_formats(),
+                reset=False,
+            )
         if sample_weight is None:
-            X = as_core_array(X, dtype=self._point_dtypes)
+            X = self._core_input(X)
             self.model_.partial_fit(X, self._class_indices(y), self._threads())
             return self
-        weights, keep = check_sample_weight(sample_weight, len(X))
+        weights, keep = check_sample_weight(sample_weight, X.shape[0])
         if weights is not None and len(weights):
-            X, y = self._core_input(np.asarray(X)[keep]), self._class_indices(np.asarray(y)[keep])
+            X, y = self._core_input(X[keep]), self._class_indices(np.asarray(y)[keep])
             self.model_.partial_fit(X, y, self._threads(), weights)
         return self
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse
+from sklearn.utils.validation import check_is_fitted
 
 
 class InspectionMixin:
@@ -17,7 +18,7 @@ class InspectionMixin:
     n_features_in_: int
     model_: Any
     tree_arrays: Any
-    _fitted_input: Any
+    _check_input: Any
 
     @property
     def data_min_(self) -> np.ndarray:
@@ -50,12 +51,24 @@ class InspectionMixin:
         n_nodes_ptr : ndarray of shape (n_estimators + 1,)
             Where each tree's columns start (the last entry: where the last ends).
         """
-        Z = (self._fitted_input(X) - self.data_min_) / self.data_scale_
+        check_is_fitted(self)
+        X = self._check_input(X)
+        if scipy.sparse.issparse(X):
+            X = scipy.sparse.csr_matrix(X)
+
+        def coordinates(rows: np.ndarray, dims: np.ndarray) -> np.ndarray:
+            """X[rows, dims] mapped as the trees see them (the core's map, element-wise)."""
+            if rows.size == 0:
+                return np.zeros(0)
+            values = np.asarray(X[rows, dims], dtype=np.float64).reshape(-1)
+            return (values - self.data_min_[dims]) / self.data_scale_[dims]
+
+        n = X.shape[0]
         rows, cols, offsets = [], [], [0]
-        points = np.arange(len(Z))
+        points = np.arange(n)
         for m in range(self.model_.n_trees):
             a = self.tree_arrays(m)
-            node = np.full(len(Z), a["root"], dtype=np.intp)
+            node = np.full(n, a["root"], dtype=np.intp)
             active = points
             while active.size:
                 rows.append(active)
@@ -64,12 +77,12 @@ class InspectionMixin:
                 inside = dim >= 0
                 active, dim = active[inside], dim[inside]
                 here = node[active]
-                left = Z[active, dim] <= a["threshold"][here]
+                left = coordinates(active, dim) <= a["threshold"][here]
                 node[active] = np.where(left, a["left"][here], a["right"][here])
             offsets.append(offsets[-1] + len(a["parent"]))
         row, col = np.concatenate(rows), np.concatenate(cols)
         indicator = scipy.sparse.csr_matrix(
-            (np.ones(len(row), dtype=np.int8), (row, col)), shape=(len(Z), offsets[-1])
+            (np.ones(len(row), dtype=np.int8), (row, col)), shape=(n, offsets[-1])
         )
         return indicator, np.asarray(offsets, dtype=np.intp)
 

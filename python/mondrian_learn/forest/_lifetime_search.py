@@ -60,6 +60,9 @@ class LifetimeSearchMixin(MondrianForestBase):
     """``fit`` by the lifetime path (:data:`SEARCH_NOTES`). A subclass names its validation
     scores in ``_selections``: score name → whether larger is better."""
 
+    #: The held-out split looks for repeated rows (``held_out_rows``), on dense X only.
+    _accepts_sparse = False
+
     _selections: ClassVar[dict[str, bool]] = {}
 
     @restore_on_failure

@@ -147,7 +147,13 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
         X, y = validate_data(
-            self, X, y, dtype=list(self._point_dtypes), y_numeric=True, reset=reset
+            self,
+            X,
+            y,
+            dtype=list(self._point_dtypes),
+            accept_sparse=self._sparse_formats(),
+            y_numeric=True,
+            reset=reset,
         )
         if reset:
             self._check_fixed_prior(y)
@@ -310,9 +316,15 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         The negative mean is the NLPD reported in the paper."""
         check_is_fitted(self)
         X, y = validate_data(
-            self, X, y, dtype=list(self._point_dtypes), y_numeric=True, reset=False
+            self,
+            X,
+            y,
+            dtype=list(self._point_dtypes),
+            accept_sparse=self._sparse_formats(),
+            y_numeric=True,
+            reset=False,
         )
-        X = as_core_array(X, dtype=self._point_dtypes)
+        X = self._core_input(X)
         return self.model_.log_density(X, as_core_array(y), self._threads())
 
     @property

@@ -35,7 +35,24 @@ def lifetime_for_cells(X: np.ndarray, cells: float) -> float:
     lifetime : float
         λ, found by bisection on the increasing left-hand side.
     """
-    ranges = np.ptp(X, axis=0) if X.shape[0] else np.zeros(0)
+    return lifetime_for_ranges(np.ptp(X, axis=0) if X.shape[0] else np.zeros(0), cells)
+
+
+def lifetime_for_ranges(ranges: np.ndarray, cells: float) -> float:
+    """:func:`lifetime_for_cells` for a box with these side lengths ``ranges``.
+
+    Parameters
+    ----------
+    ranges : ndarray of shape (n_features,)
+        Side lengths r_d ≥ 0 of the box.
+    cells : float
+        Expected number of cells.
+
+    Returns
+    -------
+    lifetime : float
+        λ with Π_d (1 + λ r_d) = cells.
+    """
     ranges = ranges[ranges > 0]
     if cells <= 1 or ranges.size == 0:
         return 0.0
@@ -87,10 +104,11 @@ class MondrianKernelBase(UnitBoxMixin):
     trees, tree ``m`` drawn from a stream seeded by ``(seed, m)``, so results do not depend
     on ``n_jobs``; features mapped to the unit box unless ``scale_features=False``."""
 
-    def _lifetime(self, X: np.ndarray) -> float:
-        """The lifetime to sample with on the (scaled) training points ``X``."""
+    def _lifetime(self, X: Any) -> float:
+        """The lifetime to sample with on the checked training points ``X`` (before the map
+        to the unit box, dense or sparse)."""
         if self.lifetime is None:
-            return lifetime_for_cells(X, DEFAULT_CELLS)
+            return lifetime_for_ranges(self._mapped_ranges(X), DEFAULT_CELLS)
         return float(self.lifetime)
 
     def _sample_trees(self, make: Callable[[int, int, int, Any], T], n_rows: int) -> T:

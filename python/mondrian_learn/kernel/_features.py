@@ -78,6 +78,10 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     """
     )
 
+    #: Sparse X is read by the core a row block at a time, mapped to the unit box as it is
+    #: read (``points`` in the core); the trees store the training points dense.
+    _accepts_sparse = True
+
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "lifetime": Param(None, None, *FINITE_LIFETIME),
@@ -90,11 +94,12 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def fit(self, X: Any, y: Any = None) -> MondrianKernelFeatures:
         """Sample the trees on ``X``."""
         self._validate_params()
-        X = self._fit_unit_box(validate_data(self, X, dtype=np.float64))
+        X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
+        points = self._fit_unit_box(X)
         self.lifetime_ = lifetime = self._lifetime(X)
         self.model_ = self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
-                X, int(self.n_estimators), lifetime, seed, n_jobs, slice_size, progress
+                points, int(self.n_estimators), lifetime, seed, n_jobs, slice_size, progress
             ),
             X.shape[0],
         )

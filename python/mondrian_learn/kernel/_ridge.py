@@ -100,6 +100,10 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     """
     )
 
+    #: Sparse X is read by the core a row block at a time, mapped to the unit box as it is
+    #: read (``points`` in the core); the trees store the training points dense.
+    _accepts_sparse = True
+
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "lifetime": Param(None, None, *FINITE_LIFETIME),
@@ -115,16 +119,18 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         """Sample the trees on ``X`` (the rows of positive weight) and solve for the weights
         (rows weighted: A = ΦᵀVΦ + αI, ȳ the weighted mean; class notes)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats(), y_numeric=True
+        )
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
         check_target_scale(y)
         check_weighted_target_scale(y, weights)
-        X, y = self._fit_unit_box(X), as_core_array(y)
+        points, y = self._fit_unit_box(X), as_core_array(y)
         self.lifetime_ = lifetime = self._lifetime(X)
         self.model_ = self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelRidge(
-                X,
+                points,
                 y,
                 int(self.n_estimators),
                 lifetime,

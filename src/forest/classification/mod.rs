@@ -15,15 +15,15 @@ mod stored;
 
 use super::weights::{check_weights, RowWeights};
 use super::{Growing, MondrianForest};
-use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PausePureBlocks;
 use crate::mondrian::MondrianTree;
 use crate::parallel::is_small;
+use crate::points::Points;
 use counts::{tree_counts, update_counts, Labels};
 use entropy::ClassEntropy;
-use ndarray::{ArrayView1, ArrayView2};
+use ndarray::ArrayView1;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -123,15 +123,15 @@ impl ForestClassifier {
 
     /// Batch fit on rows `x` with classes `labels` and optional row weights, growing the trees
     /// as `how` says and calling `progress(done)` between slices.
-    pub fn fit<E: Coordinate>(
+    pub fn fit<P: Points>(
         &mut self,
-        x: &ArrayView2<E>,
+        x: &P,
         labels: &ArrayView1<u32>,
         weights: Option<&ArrayView1<f64>>,
         how: &Growing<'_>,
         progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
-        self.check_labels(x.nrows(), labels, weights)?;
+        self.check_labels(x.n_rows(), labels, weights)?;
         if !self.labels.is_empty() {
             return Err(Error::InvalidInput("fit needs a fresh model".into()));
         }
@@ -152,14 +152,14 @@ impl ForestClassifier {
 
     /// Online update: extends every tree (conditional Mondrian; paused pure leaves resume
     /// when a new class arrives) and updates the counts along the changed paths.
-    pub fn partial_fit<E: Coordinate>(
+    pub fn partial_fit<P: Points>(
         &mut self,
-        x: &ArrayView2<E>,
+        x: &P,
         labels: &ArrayView1<u32>,
         weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,
     ) -> Result<()> {
-        self.check_labels(x.nrows(), labels, weights)?;
+        self.check_labels(x.n_rows(), labels, weights)?;
         let rows = self.forest.add_online_points(x)?;
         self.weights
             .append(self.labels.len(), labels.len(), weights);

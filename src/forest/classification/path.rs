@@ -111,9 +111,9 @@ impl ForestClassifier {
         let (k, trees) = (self.n_classes, &self.forest.trees);
         let held_out = match validation {
             Some((x, labels, weights)) => {
-                self.check_labels(x.nrows(), labels, weights)?;
-                let weights = RowWeights::checked(x.nrows(), weights)?;
-                Some((self.forest.apply(x, pool)?, labels.to_vec(), weights))
+                self.check_labels(x.n_rows(), labels, weights)?;
+                let weights = RowWeights::checked(x.n_rows(), weights)?;
+                Some((self.forest.apply(&x, pool)?, labels.to_vec(), weights))
             }
             None => None,
         };

@@ -22,22 +22,18 @@
 
 use super::smoothing::{branch_off_mean, ikn_counts};
 use super::ForestClassifier;
-use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::branch_off::branch_off_walk;
 use crate::mondrian::route::{route_group, RouteScratch, GROUP};
 use crate::mondrian::NONE;
-use ndarray::{Array2, ArrayView2};
+use crate::points::Points;
+use ndarray::Array2;
 use rayon::ThreadPool;
 
 impl ForestClassifier {
     /// Class probabilities at each row of `x` (N × K, rows summing to 1). The node means must
     /// be fresh ([`ForestClassifier::ensure_means`]).
-    pub fn predict_proba<E: Coordinate>(
-        &self,
-        x: &ArrayView2<E>,
-        pool: &ThreadPool,
-    ) -> Result<Array2<f64>> {
+    pub fn predict_proba<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Array2<f64>> {
         if !self.means_are_fresh() {
             return Err(Error::InvalidInput(
                 "the node posteriors are stale: call ensure_means after an update".into(),
@@ -46,7 +42,7 @@ impl ForestClassifier {
         let (k, d) = (self.n_classes, self.forest.n_features);
         let m = self.forest.trees.len();
         let (rate, floor) = (self.discount_rate, self.min_discount);
-        let mut out = vec![0.0; x.nrows() * k];
+        let mut out = vec![0.0; x.n_rows() * k];
         let trees = self.forest.trees.iter().zip(&self.counts).zip(&self.means);
         self.forest
             .for_each_query_block(x, pool, &mut out, k, |_, out, rows| {
@@ -82,7 +78,7 @@ impl ForestClassifier {
                 }
                 out.iter_mut().for_each(|v| *v /= m as f64);
             })?;
-        Array2::from_shape_vec((x.nrows(), k), out).map_err(|e| Error::InvalidInput(e.to_string()))
+        Array2::from_shape_vec((x.n_rows(), k), out).map_err(|e| Error::InvalidInput(e.to_string()))
     }
 }
 

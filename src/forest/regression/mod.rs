@@ -22,15 +22,15 @@ pub mod variance;
 use super::data::check_targets;
 use super::weights::{check_weights, RowWeights};
 use super::{Growing, MondrianForest};
-use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PureMondrian;
+use crate::points::Points;
 use belief::{tree_posterior, Gaussian, TreePosterior};
 pub use evidence::PriorCriterion;
 use leaf_stats::LeafStats;
 use mixture::LogDensityFold;
-use ndarray::{ArrayView1, ArrayView2};
+use ndarray::ArrayView1;
 pub use online::PosteriorMode;
 use prior::{heuristic_prior, GaussianPrior, NoiseVariance, PriorOverrides, TargetStats};
 use rayon::prelude::*;
@@ -117,15 +117,15 @@ impl ForestRegressor {
     /// Batch fit on rows `x` with targets `y` and optional row weights, growing the trees as
     /// `how` says and calling `progress(done)` between slices (an error from it, or the
     /// interrupt, stops the fit).
-    pub fn fit<E: Coordinate>(
+    pub fn fit<P: Points>(
         &mut self,
-        x: &ArrayView2<E>,
+        x: &P,
         y: &ArrayView1<f64>,
         weights: Option<&ArrayView1<f64>>,
         how: &Growing<'_>,
         progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
-        let stats = checked_stats(&TargetStats::default(), x.nrows(), y, weights)?;
+        let stats = checked_stats(&TargetStats::default(), x.n_rows(), y, weights)?;
         if !self.y.is_empty() {
             return Err(Error::InvalidInput("fit needs a fresh model".into()));
         }

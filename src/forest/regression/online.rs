@@ -4,11 +4,11 @@
 use super::belief::{update_paths, TreePosterior};
 use super::leaf_stats::LeafStats;
 use super::{checked_stats, policy, ForestRegressor};
-use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::mondrian::MondrianTree;
 use crate::parallel::is_small;
-use ndarray::{ArrayView1, ArrayView2};
+use crate::points::Points;
+use ndarray::ArrayView1;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -44,14 +44,14 @@ impl PosteriorMode {
 impl ForestRegressor {
     /// Online update: extends every tree with the new points (conditional Mondrian), then
     /// updates the posterior as `mode` says. Everything is checked before anything changes.
-    pub fn partial_fit<E: Coordinate>(
+    pub fn partial_fit<P: Points>(
         &mut self,
-        x: &ArrayView2<E>,
+        x: &P,
         y: &ArrayView1<f64>,
         weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,
     ) -> Result<()> {
-        let stats = checked_stats(&self.target_stats, x.nrows(), y, weights)?;
+        let stats = checked_stats(&self.target_stats, x.n_rows(), y, weights)?;
         let rows = self.forest.add_online_points(x)?;
         self.target_stats = stats;
         self.weights.append(self.y.len(), y.len(), weights);

@@ -18,13 +18,13 @@ use super::belief::{Gaussian, TreePosterior};
 use super::mixture::{mixture_quantile, Component, LogDensityFold, MomentsFold};
 use super::prior::GaussianPrior;
 use super::ForestRegressor;
-use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::forest::data::check_targets;
 use crate::mondrian::branch_off::branch_off_walk;
 use crate::mondrian::route::{route_group, RouteScratch, GROUP};
 use crate::mondrian::MondrianTree;
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+use crate::points::Points;
+use ndarray::{Array1, Array2, ArrayView1};
 use rayon::ThreadPool;
 
 /// Appends the components of `tree`'s predictive at a point already routed (`route` or
@@ -75,12 +75,12 @@ pub fn tree_components(
 
 impl ForestRegressor {
     /// Predictive mean and variance at each row of `x` (eq. 4–5).
-    pub fn predict<E: Coordinate>(
+    pub fn predict<P: Points>(
         &self,
-        x: &ArrayView2<E>,
+        x: &P,
         pool: &ThreadPool,
     ) -> Result<(Array1<f64>, Array1<f64>)> {
-        let mut out = vec![(0.0, 0.0); x.nrows()];
+        let mut out = vec![(0.0, 0.0); x.n_rows()];
         let reference = self.prior()?.mean;
         self.for_each_mixture(
             x,
@@ -95,9 +95,9 @@ impl ForestRegressor {
     }
 
     /// Quantiles `levels` (each in (0, 1)) of the predictive mixture at each row: N × L.
-    pub fn quantiles<E: Coordinate>(
+    pub fn quantiles<P: Points>(
         &self,
-        x: &ArrayView2<E>,
+        x: &P,
         levels: &[f64],
         pool: &ThreadPool,
     ) -> Result<Array2<f64>> {
@@ -106,7 +106,7 @@ impl ForestRegressor {
                 "quantile levels must lie strictly between 0 and 1".into(),
             ));
         }
-        let mut out = vec![Vec::new(); x.nrows()];
+        let mut out = vec![Vec::new(); x.n_rows()];
         self.for_each_mixture(
             x,
             pool,
@@ -120,21 +120,21 @@ impl ForestRegressor {
                     .collect::<Vec<f64>>()
             },
         )?;
-        Array2::from_shape_vec((x.nrows(), levels.len()), out.concat())
+        Array2::from_shape_vec((x.n_rows(), levels.len()), out.concat())
             .map_err(|e| Error::InvalidInput(e.to_string()))
     }
 
     /// log p(y_i | x_i) under the forest's predictive mixture, for each row.
-    pub fn log_density<E: Coordinate>(
+    pub fn log_density<P: Points>(
         &self,
-        x: &ArrayView2<E>,
+        x: &P,
         y: &ArrayView1<f64>,
         pool: &ThreadPool,
     ) -> Result<Array1<f64>> {
-        check_targets(x.nrows(), y)?;
+        check_targets(x.n_rows(), y)?;
         let y = y.as_standard_layout();
         let targets = y.as_slice().unwrap_or(&[]);
-        let mut out = vec![0.0; x.nrows()];
+        let mut out = vec![0.0; x.n_rows()];
         self.for_each_mixture(
             x,
             pool,
@@ -152,9 +152,9 @@ impl ForestRegressor {
     /// Within a block of rows the loop runs tree by tree, so one tree's nodes stay in cache
     /// while all the block's points walk it; each row still sees trees and components in the
     /// same order, so results do not depend on the number of threads.
-    fn for_each_mixture<E: Coordinate, A: Clone + Send + Sync, T: Send>(
+    fn for_each_mixture<P: Points, A: Clone + Send + Sync, T: Send>(
         &self,
-        x: &ArrayView2<E>,
+        x: &P,
         pool: &ThreadPool,
         out: &mut [T],
         init: A,

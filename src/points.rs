@@ -1,0 +1,375 @@
+//! The matrices of points the Mondrian models read: dense row-major views (float64, or float32
+//! widened a row block at a time) and compressed sparse rows (CSR). Every reader asks for the
+//! same three things — the shape, each feature's range (with finiteness), and the rows of a
+//! block as float64, optionally mapped to the unit box — so no model copies a whole matrix
+//! into another layout to read it.
+//!
+//! A sparse matrix stores only its non-zeros. A feature's range over a set of rows is then
+//! the range of its stored values, widened to 0 when some row has no stored value in that
+//! column (an implicit zero): O(non-zeros + D), not O(rows × D).
+
+use crate::coordinate::Coordinate;
+use crate::error::{Error, Result};
+use crate::input_map::InputMap;
+use ndarray::{s, ArrayView2};
+use std::ops::Range;
+
+/// Each feature's `(min, max)` over a matrix's rows; `(inf, −inf)` for a matrix without rows.
+pub type Ranges = Vec<(f64, f64)>;
+
+/// A matrix of points with `n_features` coordinates each.
+pub trait Points: Sync {
+    /// Number of points.
+    fn n_rows(&self) -> usize;
+
+    /// Number of coordinates per point.
+    fn n_features(&self) -> usize;
+
+    /// Each feature's range over all rows, or `None` when some value is NaN or infinite.
+    fn ranges(&self) -> Option<Ranges>;
+
+    /// The rows `rows` as row-major float64, mapped by `map` when given: a borrow of the
+    /// matrix's own values when they already are (float64, dense, unmapped), else written to
+    /// `buffer` (cleared first).
+    fn block<'b>(
+        &'b self,
+        rows: Range<usize>,
+        map: Option<&InputMap>,
+        buffer: &'b mut Vec<f64>,
+    ) -> &'b [f64];
+}
+
+impl<P: Points + ?Sized> Points for &P {
+    fn n_rows(&self) -> usize {
+        (*self).n_rows()
+    }
+
+    fn n_features(&self) -> usize {
+        (*self).n_features()
+    }
+
+    fn ranges(&self) -> Option<Ranges> {
+        (*self).ranges()
+    }
+
+    fn block<'b>(
+        &'b self,
+        rows: Range<usize>,
+        map: Option<&InputMap>,
+        buffer: &'b mut Vec<f64>,
+    ) -> &'b [f64] {
+        (*self).block(rows, map, buffer)
+    }
+}
+
+impl<E: Coordinate> Points for ArrayView2<'_, E> {
+    fn n_rows(&self) -> usize {
+        self.nrows()
+    }
+
+    fn n_features(&self) -> usize {
+        self.ncols()
+    }
+
+    fn ranges(&self) -> Option<Ranges> {
+        let mut ranges = vec![(f64::INFINITY, f64::NEG_INFINITY); self.ncols()];
+        for row in self.rows() {
+            for ((lo, hi), &v) in ranges.iter_mut().zip(row) {
+                let v: f64 = v.into();
+                if !v.is_finite() {
+                    return None;
+                }
+                (*lo, *hi) = (lo.min(v), hi.max(v));
+            }
+        }
+        Some(ranges)
+    }
+
+    fn block<'b>(
+        &'b self,
+        rows: Range<usize>,
+        map: Option<&InputMap>,
+        buffer: &'b mut Vec<f64>,
+    ) -> &'b [f64] {
+        let d = self.ncols();
+        buffer.clear();
+        if let Some(flat) = self.as_slice() {
+            let values = &flat[rows.start * d..rows.end * d];
+            match (map, E::as_f64(values)) {
+                (None, Some(values)) => return values,
+                (None, None) => buffer.extend(values.iter().map(|&v| v.into())),
+                (Some(map), _) => map.map_into(values, buffer),
+            }
+            return buffer;
+        }
+        // A strided view (never handed over by the bindings, which pass C order): row by row.
+        for row in self.slice(s![rows, ..]).rows() {
+            let start = buffer.len();
+            buffer.extend(row.iter().map(|&v| v.into()));
+            if let Some(map) = map {
+                map.map_in_place(&mut buffer[start..]);
+            }
+        }
+        buffer
+    }
+}
+
+/// A CSR matrix as scipy holds it (canonical form: within a row, columns strictly
+/// increasing), borrowed and checked once so that reading it can never index out of range;
+/// optionally read through a map to the unit box ([`Self::with_map`]).
+#[derive(Debug, Clone)]
+pub struct CsrPoints<'a> {
+    n_features: usize,
+    indptr: &'a [i64],
+    indices: &'a [i32],
+    data: &'a [f64],
+    map: Option<InputMap>,
+}
+
+impl<'a> CsrPoints<'a> {
+    /// The matrix whose row `i` holds `data[indptr[i]..indptr[i + 1]]` at the columns
+    /// `indices[..]` of the same range; an error unless the arrays form one.
+    pub fn new(
+        n_features: usize,
+        indptr: &'a [i64],
+        indices: &'a [i32],
+        data: &'a [f64],
+    ) -> Result<Self> {
+        let invalid = |what: &str| Err(Error::InvalidInput(format!("sparse X: {what}")));
+        if indptr.first() != Some(&0) {
+            return invalid("indptr must start at 0");
+        }
+        if indices.len() != data.len() || indptr.last() != Some(&(data.len() as i64)) {
+            return invalid("indptr, indices and data do not describe the same entries");
+        }
+        for pair in indptr.windows(2) {
+            let (start, end) = (pair[0], pair[1]);
+            if start > end {
+                return invalid("indptr must not decrease");
+            }
+            if end as usize > data.len() {
+                return invalid("indptr, indices and data do not describe the same entries");
+            }
+            let row = &indices[start as usize..end as usize];
+            if row.iter().any(|&c| c < 0 || c as usize >= n_features) {
+                return invalid("a column index is out of range");
+            }
+            if row.windows(2).any(|w| w[0] >= w[1]) {
+                return invalid("columns within a row must be sorted and distinct (canonical CSR)");
+            }
+        }
+        Ok(Self {
+            n_features,
+            indptr,
+            indices,
+            data,
+            map: None,
+        })
+    }
+
+    /// The matrix read through `map` (an estimator's map to the unit box, which would make a
+    /// sparse matrix dense if applied to it whole): every value v of feature k is read as
+    /// `map.map_value(k, v)`, the implicit zeros included, exactly as a dense matrix mapped
+    /// beforehand.
+    pub fn with_map(mut self, map: InputMap) -> Result<Self> {
+        if !map.is_consistent(self.n_features) {
+            return Err(Error::InvalidInput(format!(
+                "the unit-box map needs {} finite offsets and positive scales",
+                self.n_features
+            )));
+        }
+        self.map = Some(map);
+        Ok(self)
+    }
+
+    /// Value `v` of feature `k` as the matrix is read.
+    #[inline]
+    fn read(&self, k: usize, v: f64) -> f64 {
+        self.map.as_ref().map_or(v, |m| m.map_value(k, v))
+    }
+
+    /// The stored entries of row `i` (columns, values).
+    fn row(&self, i: usize) -> (&[i32], &[f64]) {
+        let range = self.indptr[i] as usize..self.indptr[i + 1] as usize;
+        (&self.indices[range.clone()], &self.data[range])
+    }
+}
+
+impl Points for CsrPoints<'_> {
+    fn n_rows(&self) -> usize {
+        self.indptr.len() - 1
+    }
+
+    fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    fn ranges(&self) -> Option<Ranges> {
+        if self.data.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let n = self.n_rows();
+        let mut ranges = vec![(f64::INFINITY, f64::NEG_INFINITY); self.n_features];
+        let mut stored = vec![0usize; self.n_features];
+        for (&c, &v) in self.indices.iter().zip(self.data) {
+            let (lo, hi) = &mut ranges[c as usize];
+            (*lo, *hi) = (lo.min(v), hi.max(v));
+            stored[c as usize] += 1;
+        }
+        // A column with fewer stored values than rows holds an implicit zero.
+        for ((lo, hi), &count) in ranges.iter_mut().zip(&stored) {
+            if count < n {
+                (*lo, *hi) = (lo.min(0.0), hi.max(0.0));
+            }
+        }
+        // The map is increasing in each feature: it maps the ends of a range to the ends.
+        for (k, (lo, hi)) in ranges.iter_mut().enumerate() {
+            if lo <= hi {
+                (*lo, *hi) = (self.read(k, *lo), self.read(k, *hi));
+                if !(lo.is_finite() && hi.is_finite()) {
+                    return None;
+                }
+            }
+        }
+        Some(ranges)
+    }
+
+    fn block<'b>(
+        &'b self,
+        rows: Range<usize>,
+        map: Option<&InputMap>,
+        buffer: &'b mut Vec<f64>,
+    ) -> &'b [f64] {
+        let d = self.n_features;
+        buffer.clear();
+        // A value as read (through the matrix's own map), then mapped by `map`: the same
+        // arithmetic as mapping a dense copy, so the results are bit-identical.
+        let image = |k: usize, v: f64| {
+            let v = self.read(k, v);
+            map.map_or(v, |m| m.map_value(k, v))
+        };
+        let empty: Vec<f64> = (0..d).map(|k| image(k, 0.0)).collect();
+        for i in rows {
+            let start = buffer.len();
+            buffer.extend_from_slice(&empty);
+            let (columns, values) = self.row(i);
+            for (&c, &v) in columns.iter().zip(values) {
+                buffer[start + c as usize] = image(c as usize, v);
+            }
+        }
+        buffer
+    }
+}
+
+/// Errors unless `x` has `n_features` columns.
+pub fn check_width(x: &impl Points, n_features: usize, fitted: &str) -> Result<()> {
+    if x.n_features() != n_features {
+        return Err(Error::InvalidInput(format!(
+            "X has {} features, but the {fitted} was fitted with {n_features}",
+            x.n_features()
+        )));
+    }
+    Ok(())
+}
+
+/// Each feature's range over the rows of `x`, or an error naming NaN/infinity.
+pub fn finite_ranges(x: &impl Points) -> Result<Ranges> {
+    x.ranges()
+        .ok_or_else(|| Error::InvalidInput("X contains NaN or infinity".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::Array2;
+
+    /// A 4 × 3 matrix with a column of zeros, a column without zeros and a mixed one.
+    fn example() -> (Array2<f64>, Vec<i64>, Vec<i32>, Vec<f64>) {
+        let dense = ndarray::arr2(&[
+            [0.0, 2.0, -1.0],
+            [0.0, 3.0, 0.0],
+            [0.0, 5.0, 4.0],
+            [0.0, 1.5, 0.0],
+        ]);
+        let indptr = vec![0, 2, 3, 5, 6];
+        let indices = vec![1, 2, 1, 1, 2, 1];
+        let data = vec![2.0, -1.0, 3.0, 5.0, 4.0, 1.5];
+        (dense, indptr, indices, data)
+    }
+
+    #[test]
+    fn sparse_reads_as_dense() {
+        let (dense, indptr, indices, data) = example();
+        let csr = CsrPoints::new(3, &indptr, &indices, &data).expect("valid");
+        let view = dense.view();
+        assert_eq!(csr.ranges(), view.ranges());
+        assert_eq!(csr.ranges().expect("finite")[0], (0.0, 0.0));
+        assert_eq!(csr.ranges().expect("finite")[1], (1.5, 5.0));
+        let map = InputMap {
+            offset: vec![-1.0, 1.5, -1.0],
+            scale: vec![2.0, 3.5, 5.0],
+        };
+        for m in [None, Some(&map)] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for rows in [0..4, 1..3, 2..2] {
+                let sparse = csr.block(rows.clone(), m, &mut a).to_vec();
+                assert_eq!(sparse, view.block(rows, m, &mut b));
+            }
+        }
+        // Read through its own map, the sparse matrix is the dense one mapped beforehand.
+        let mapped = csr.clone().with_map(map.clone()).expect("consistent");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert_eq!(
+            mapped.block(0..4, None, &mut a).to_vec(),
+            view.block(0..4, Some(&map), &mut b)
+        );
+        let ranges = mapped.ranges().expect("finite");
+        for (k, &(lo, hi)) in view.ranges().expect("finite").iter().enumerate() {
+            assert_eq!(ranges[k], (map.map_value(k, lo), map.map_value(k, hi)));
+        }
+        assert!(csr
+            .with_map(InputMap {
+                offset: vec![0.0; 2],
+                scale: vec![1.0; 2]
+            })
+            .is_err());
+    }
+
+    #[test]
+    fn malformed_sparse_is_refused() {
+        let (_, indptr, indices, data) = example();
+        assert!(CsrPoints::new(2, &indptr, &indices, &data).is_err());
+        assert!(CsrPoints::new(3, &indptr[1..], &indices, &data).is_err());
+        assert!(CsrPoints::new(3, &indptr, &indices[1..], &data[1..]).is_err());
+        let unsorted = vec![2, 1, 1, 1, 2, 1];
+        assert!(CsrPoints::new(3, &indptr, &unsorted, &data).is_err());
+        let negative = vec![1, -2, 1, 1, 2, 1];
+        assert!(CsrPoints::new(3, &indptr, &negative, &data).is_err());
+        let decreasing = vec![0, 3, 2, 5, 6];
+        assert!(CsrPoints::new(3, &decreasing, &indices, &data).is_err());
+        let beyond = vec![0, 7, 6, 6, 6];
+        assert!(CsrPoints::new(3, &beyond, &indices, &data).is_err());
+        let nan = vec![2.0, f64::NAN, 3.0, 5.0, 4.0, 1.5];
+        let csr = CsrPoints::new(3, &indptr, &indices, &nan).expect("well formed");
+        assert!(csr.ranges().is_none());
+    }
+
+    #[test]
+    fn strided_dense_views_read_as_contiguous_ones() {
+        let (dense, ..) = example();
+        let mut wide = Array2::zeros((4, 6));
+        wide.slice_mut(s![.., ..;2]).assign(&dense);
+        let strided = wide.slice(s![.., ..;2]);
+        assert!(strided.as_slice().is_none());
+        let map = InputMap {
+            offset: vec![0.0, 1.0, 2.0],
+            scale: vec![1.0, 2.0, 4.0],
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert_eq!(
+            strided.block(1..4, Some(&map), &mut a).to_vec(),
+            dense.view().block(1..4, Some(&map), &mut b)
+        );
+        assert_eq!(strided.ranges(), dense.view().ranges());
+    }
+}
