@@ -86,7 +86,7 @@ class DaskMondrianForest(BaseEstimator):
     >>> from distributed import Client
     >>> from mondrian_learn import MondrianForestRegressor
     >>> from mondrian_learn.dask import DaskMondrianForest
-    >>> with Client(processes=False, n_workers=2, dashboard_address=None) as client:
+    >>> with Client(processes=False, n_workers=2, dashboard_address=":0") as client:
     ...     X = da.random.default_rng(0).uniform(size=(2000, 3), chunks=(500, 3))
     ...     y = X.sum(axis=1)
     ...     est = MondrianForestRegressor(n_estimators=4, random_state=0)
@@ -162,14 +162,16 @@ class DaskMondrianForest(BaseEstimator):
         window: deque[list[Any]] = deque()
         update, close = progress_callback(len(blocks), "chunks", estimator.verbose)
 
+        watch = _Watch(client, places, ranges)
+
         def settle_oldest() -> None:
-            _settle(window.popleft())
+            watch.settle(window.popleft())
             update(k + 1 - len(window))
 
         k = 0
         try:
             for k, (x_block, y_block) in enumerate(blocks):
-                x_chunk, y_chunk = client.compute([x_block, y_block])
+                x_chunk, y_chunk = watch.track(client.compute([x_block, y_block]))
                 parts = [
                     submit(
                         _update, part, x_chunk, y_chunk, classes,
@@ -177,20 +179,25 @@ class DaskMondrianForest(BaseEstimator):
                     )
                     for p, (part, w) in enumerate(zip(parts, places))
                 ]  # fmt: skip
-                window.append(parts)
+                window.append(watch.track(parts))
                 while len(window) > self.max_pending_chunks:
                     settle_oldest()
             while window:
                 settle_oldest()
+        except BaseException:
+            watch.cancel()
+            raise
         finally:
             close()
-        prior = client.submit(_choose_prior, parts[0], workers=[places[0]], pure=False).result()
+        chosen = watch.settle([client.submit(_choose_prior, parts[0], pure=False)])
+        prior = chosen[0].result()
         if prior is not None:
             parts[1:] = [
                 submit(_fix_prior, part, prior, key=f"mondrian-prior-{p}-{token}", place=w)
                 for p, (part, w) in enumerate(zip(parts[1:], places[1:]), start=1)
             ]
-        summaries = client.gather([client.submit(_summary, part, pure=False) for part in parts])
+        described = watch.settle([client.submit(_summary, part, pure=False) for part in parts])
+        summaries = client.gather(described)
         self._check_complete(summaries, ranges)
         self.parts_, self.tree_ranges_ = parts, ranges
         self.n_rows_ = summaries[0]["n_rows"]
@@ -262,9 +269,7 @@ class DaskMondrianForest(BaseEstimator):
                 raise ValueError("return_std is for regressors")
             labels = self.classes_
             m = self._n_trees()
-            return self._folded(
-                X, len(labels), _Labels(labels, m), None, labels.dtype
-            )
+            return self._folded(X, len(labels), _Labels(labels, m), None, labels.dtype)
         moments = self._folded(X, 2, _Moments(self.prior_["mean"], self._n_trees()), 2, float)
         mean, std = moments[:, 0], moments[:, 1]
         return (mean, std) if return_std else mean
@@ -318,10 +323,17 @@ class DaskMondrianForest(BaseEstimator):
 def row_blocks(X: Any, y: Any) -> list[tuple[Any, Any]]:
     """The aligned chunks of ``X`` and ``y`` as Dask delayed objects, in row order."""
     if hasattr(X, "to_delayed") and hasattr(X, "columns"):  # a dataframe
-        xs, ys = X.to_delayed(), y.to_delayed()
-        if len(xs) != len(ys):
-            raise ValueError(f"X has {len(xs)} partitions but y has {len(ys)}")
-        return list(zip(xs, ys))
+        from dask import delayed
+
+        # One frame, so that X's and y's rows come from the same partitions (a column read
+        # alone may be cut into partitions of its own).
+        frame = X.assign(**{_TARGET: y})
+        pieces = frame.to_delayed()
+        features = list(X.columns)
+        return [
+            (delayed(_columns, pure=True)(piece, features), delayed(_column, pure=True)(piece))
+            for piece in pieces
+        ]
     if not (hasattr(X, "chunks") and hasattr(y, "chunks")):
         raise ValueError("X and y must be Dask arrays, or a Dask dataframe and series")
     if X.ndim != 2 or y.ndim != 1:
@@ -360,6 +372,16 @@ def _concatenate(outs: list[Any], width: int | None, dtype: Any, local: bool) ->
 
 
 # The tasks (module-level so that workers unpickle them by name).
+
+_TARGET = "__mondrian_learn_target__"
+
+
+def _columns(piece: Any, features: list[Any]) -> Any:
+    return piece[features]
+
+
+def _column(piece: Any) -> Any:
+    return piece[_TARGET].rename(None)
 
 
 def _update(part: ForestPart, X: Any, y: Any, classes: Any) -> ForestPart:
@@ -428,11 +450,53 @@ class _Labels(_Average):
         return self.classes[np.argmax(super().__call__(sums), axis=1)]
 
 
-def _settle(parts: list[Any]) -> None:
-    """Wait for one chunk's updates; raise the first error among them."""
-    from distributed import wait
+class _Watch:
+    """Waits for a fit's tasks while checking that the workers holding the parts are alive:
+    a worker lost mid-fit (killed, out of memory) takes its part's trees with it, and the
+    fit stops with an error naming it instead of waiting for a forest that would be smaller
+    than asked for."""
 
-    wait(parts)
-    for part in parts:
-        if part.status != "finished":
-            part.result()
+    def __init__(self, client: Any, places: list[str], ranges: list[Any]) -> None:
+        self.client, self.places, self.ranges = client, places, ranges
+        self.pending: list[Any] = []
+
+    def track(self, futures: list[Any]) -> list[Any]:
+        """Remember ``futures`` (cancelled if the fit fails) and return them."""
+        self.pending.extend(futures)
+        return futures
+
+    def settle(self, futures: list[Any]) -> list[Any]:
+        """Wait for ``futures``; raise the first error among them, or ``RuntimeError`` when a
+        part's worker has left the cluster. Returns their results."""
+        from distributed import wait
+
+        while True:
+            try:
+                wait(futures, timeout=1.0)
+                break
+            except TimeoutError:
+                self.check_workers()
+        self.check_workers()
+        for future in futures:
+            if future.status != "finished":
+                future.result()
+        return futures
+
+    def check_workers(self) -> None:
+        alive = set(self.client.run_on_scheduler(_worker_addresses))
+        for place, (a, b) in zip(self.places, self.ranges):
+            if place not in alive:
+                self.cancel()
+                raise RuntimeError(
+                    f"the worker {place} holding trees [{a}, {b}) left the cluster during the "
+                    "fit (killed or out of memory): those trees are lost, so the fit stopped "
+                    "rather than return a smaller forest; fit again"
+                )
+
+    def cancel(self) -> None:
+        self.client.cancel(self.pending)
+        self.pending.clear()
+
+
+def _worker_addresses(dask_scheduler: Any) -> list[str]:
+    return list(dask_scheduler.workers)

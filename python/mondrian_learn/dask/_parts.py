@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils import check_random_state
 
-from mondrian_learn._validation import draw_seed
 from mondrian_learn.forest import MondrianForestClassifier, MondrianForestRegressor
 from mondrian_learn.forest._hyperparameters import SCORED_TREES
 
@@ -57,12 +57,12 @@ def tree_ranges(n_estimators: int, n_parts: int) -> list[tuple[int, int]]:
     return [(int(stop - size), int(stop)) for size, stop in zip(sizes, stops)]
 
 
-def core_seed(random_state: Any) -> Any:
+def core_seed(random_state: Any) -> int:
     """The ``random_state`` every part gets: an int as it is (so a part grows the trees of a
     forest with that ``random_state``), anything else drawn once into an int."""
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         return int(random_state)
-    return draw_seed(random_state)
+    return int(check_random_state(random_state).randint(0, 2**32 - 1, dtype=np.int64))
 
 
 class _Part:
