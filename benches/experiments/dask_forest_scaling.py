@@ -99,16 +99,15 @@ def run_dask(args: argparse.Namespace, parquet: Path) -> dict[str, Any]:
 
     from mondrian_learn.dask import DaskMondrianForest
 
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=args.memory_limit,
-            dashboard_address=":0",
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=args.memory_limit,
+        dashboard_address=":0",
+    )
+    client = Client(cluster)
+    try:
         pids = client.run(os.getpid)
         peaks = dict.fromkeys(pids, 0)
         stop = threading.Event()
@@ -135,7 +134,7 @@ def run_dask(args: argparse.Namespace, parquet: Path) -> dict[str, Any]:
         moved = client.run(lambda dask_worker: dask_worker.transfer_outgoing_bytes_total)
         X_probe, y_probe = probe(parquet)
         mean = forest.predict(X_probe)
-        return {
+        result = {
             "wall_s": wall,
             "partitions": frame.npartitions,
             "peak_rss_per_worker_mb": sorted(p / 2**20 for p in peaks.values()),
@@ -144,6 +143,15 @@ def run_dask(args: argparse.Namespace, parquet: Path) -> dict[str, Any]:
             "probe_rmse": float(np.sqrt(np.mean((mean - y_probe) ** 2))),
             "probe_sum": float(mean.sum()),
         }
+        del forest  # the parts' futures: the workers free their trees before shutting down
+        start = time.perf_counter()
+        client.close()
+        cluster.close(timeout=300)
+        result["shutdown_s"] = time.perf_counter() - start
+        return result
+    finally:
+        client.close()
+        cluster.close(timeout=300)
 
 
 def run_local(args: argparse.Namespace, how: str, parquet: Path, x_npy: Path, y_npy: Path) -> Any:

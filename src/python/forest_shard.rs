@@ -16,10 +16,11 @@ impl Forest {
     /// Makes this unfitted forest the trees `first, first + 1, …` of a forest with the same
     /// seed (they are grown with those trees' random streams).
     fn offset_trees(&self, py: Python<'_>, first: u64) -> PyResult<()> {
-        self.inner.write(py, 1, Length::Short, |model, _| match model {
-            ForestModel::Regressor(m) => m.forest.offset_trees(first),
-            ForestModel::Classifier(m) => m.forest.offset_trees(first),
-        })
+        self.inner
+            .write(py, 1, Length::Short, |model, _| match model {
+                ForestModel::Regressor(m) => m.forest.offset_trees(first),
+                ForestModel::Classifier(m) => m.forest.offset_trees(first),
+            })
     }
 
     /// Regression: the running sums Σ w (mean − prior mean) and Σ w (var + (mean − prior

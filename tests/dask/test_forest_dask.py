@@ -48,6 +48,7 @@ def client() -> Iterator[Any]:
     )
     client = distributed.Client(cluster)
     yield client
+    client.wait_for_workers(2, timeout=60)
     # The nannies run in this process; each worker in a process of its own.
     started = set(client.run(os.getpid).values()) - {os.getpid()}
     client.close()
@@ -250,7 +251,8 @@ def test_a_worker_killed_mid_fit_stops_it_with_an_error(client, data, tmp_path: 
     flag = str(tmp_path / "killed")
     X_dask = da.from_array(X, chunks=(CHUNK, 3)).map_blocks(_exit_on_third_chunk, flag, dtype=float)
     y_dask = da.from_array(y, chunks=CHUNK)
-    est = MondrianForestRegressor(n_estimators=4, random_state=0, hyperparameters="heuristic")
+    # Trees [0, 4) and [4, 6): whichever worker computes the third chunk holds a part.
+    est = MondrianForestRegressor(n_estimators=6, random_state=0, hyperparameters="heuristic")
     with pytest.raises(RuntimeError, match=r"holding trees \[\d, \d\) left the cluster"):
         DaskMondrianForest(est).fit(X_dask, y_dask)
     assert os.path.exists(flag)

@@ -16,8 +16,22 @@ from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn._progress import progress_callback
 from mondrian_learn._validation import COUNT, Integer, Param, check_parameter
+from mondrian_learn.dask._chunks import concatenate, query_blocks, row_blocks
 from mondrian_learn.dask._parts import ForestPart, core_seed, tree_ranges
 from mondrian_learn.dask._stream import check_forest
+from mondrian_learn.dask._tasks import (
+    Average,
+    Labels,
+    Moments,
+    Watch,
+    apply_part,
+    choose_prior,
+    fix_prior,
+    fold,
+    summary,
+    update,
+    zeros,
+)
 from mondrian_learn.forest import MondrianForestClassifier, MondrianForestRegressor
 
 _PARAMETERS = {"n_parts": Param(None, None, *COUNT), "max_pending_chunks": Param(2, Integer(low=1))}
@@ -160,13 +174,13 @@ class DaskMondrianForest(BaseEstimator):
             for p, ((a, b), w) in enumerate(zip(ranges, places))
         ]
         window: deque[list[Any]] = deque()
-        update, close = progress_callback(len(blocks), "chunks", estimator.verbose)
+        report, close = progress_callback(len(blocks), "chunks", estimator.verbose)
 
-        watch = _Watch(client, places, ranges)
+        watch = Watch(client, places, ranges)
 
         def settle_oldest() -> None:
             watch.settle(window.popleft())
-            update(k + 1 - len(window))
+            report(k + 1 - len(window))
 
         k = 0
         try:
@@ -174,7 +188,7 @@ class DaskMondrianForest(BaseEstimator):
                 x_chunk, y_chunk = watch.track(client.compute([x_block, y_block]))
                 parts = [
                     submit(
-                        _update, part, x_chunk, y_chunk, classes,
+                        update, part, x_chunk, y_chunk, classes,
                         key=f"mondrian-update-{p}-{k}-{token}", place=w,
                     )
                     for p, (part, w) in enumerate(zip(parts, places))
@@ -189,14 +203,14 @@ class DaskMondrianForest(BaseEstimator):
             raise
         finally:
             close()
-        chosen = watch.settle([client.submit(_choose_prior, parts[0], pure=False)])
+        chosen = watch.settle([client.submit(choose_prior, parts[0], pure=False)])
         prior = chosen[0].result()
         if prior is not None:
             parts[1:] = [
-                submit(_fix_prior, part, prior, key=f"mondrian-prior-{p}-{token}", place=w)
+                submit(fix_prior, part, prior, key=f"mondrian-prior-{p}-{token}", place=w)
                 for p, (part, w) in enumerate(zip(parts[1:], places[1:]), start=1)
             ]
-        described = watch.settle([client.submit(_summary, part, pure=False) for part in parts])
+        described = watch.settle([client.submit(summary, part, pure=False) for part in parts])
         summaries = client.gather(described)
         self._check_complete(summaries, ranges)
         self.parts_, self.tree_ranges_ = parts, ranges
@@ -219,13 +233,13 @@ class DaskMondrianForest(BaseEstimator):
     def _check_complete(self, summaries: list[dict[str, Any]], ranges: list[Any]) -> None:
         """Raise ``RuntimeError`` unless every part holds its trees, grown on the same rows
         under the same prior: a forest is never silently smaller than asked for."""
-        for summary, (a, b) in zip(summaries, ranges):
-            same = summary["n_rows"] == summaries[0]["n_rows"]
-            same = same and summary.get("prior") == summaries[0].get("prior")
-            if (summary["first"], summary["stop"], summary["n_trees"]) != (a, b, b - a) or not same:
+        for held, (a, b) in zip(summaries, ranges):
+            same = held["n_rows"] == summaries[0]["n_rows"]
+            same = same and held.get("prior") == summaries[0].get("prior")
+            if (held["first"], held["stop"], held["n_trees"]) != (a, b, b - a) or not same:
                 raise RuntimeError(
-                    f"the part of trees [{a}, {b}) came back with {summary['n_trees']} trees on "
-                    f"{summary['n_rows']} rows (part 0: {summaries[0]['n_rows']} rows): the fit "
+                    f"the part of trees [{a}, {b}) came back with {held['n_trees']} trees on "
+                    f"{held['n_rows']} rows (part 0: {summaries[0]['n_rows']} rows): the fit "
                     "is incomplete; fit again"
                 )
 
@@ -239,11 +253,11 @@ class DaskMondrianForest(BaseEstimator):
         blocks, lengths = query_blocks(X)
         outs = []
         for block, n in zip(blocks, lengths):
-            sums = delayed(_zeros, pure=True)(block, width)
+            sums = delayed(zeros, pure=True)(block, width)
             for part in self.parts_:
-                sums = delayed(_fold, pure=True)(part, block, sums)
+                sums = delayed(fold, pure=True)(part, block, sums)
             outs.append((delayed(finish, pure=True)(sums), n))
-        return _concatenate(outs, out_width, dtype, local)
+        return concatenate(outs, out_width, dtype, local)
 
     def predict(self, X: Any, return_std: bool = False) -> Any:
         """Regressors: mean (and standard deviation) of the forest's predictive mixture
@@ -269,8 +283,8 @@ class DaskMondrianForest(BaseEstimator):
                 raise ValueError("return_std is for regressors")
             labels = self.classes_
             m = self._n_trees()
-            return self._folded(X, len(labels), _Labels(labels, m), None, labels.dtype)
-        moments = self._folded(X, 2, _Moments(self.prior_["mean"], self._n_trees()), 2, float)
+            return self._folded(X, len(labels), Labels(labels, m), None, labels.dtype)
+        moments = self._folded(X, 2, Moments(self.prior_["mean"], self._n_trees()), 2, float)
         mean, std = moments[:, 0], moments[:, 1]
         return (mean, std) if return_std else mean
 
@@ -290,7 +304,7 @@ class DaskMondrianForest(BaseEstimator):
         """
         check_is_fitted(self, "classes_")
         k = len(self.classes_)
-        return self._folded(X, k, _Average(self._n_trees()), k, float)
+        return self._folded(X, k, Average(self._n_trees()), k, float)
 
     def apply(self, X: Any) -> Any:
         """Leaf id of every point in every tree.
@@ -312,191 +326,9 @@ class DaskMondrianForest(BaseEstimator):
         blocks, lengths = query_blocks(X)
         outs = []
         for block, n in zip(blocks, lengths):
-            columns = [delayed(_apply, pure=True)(part, block) for part in self.parts_]
+            columns = [delayed(apply_part, pure=True)(part, block) for part in self.parts_]
             outs.append((delayed(np.hstack, pure=True)(columns), n))
-        return _concatenate(outs, self._n_trees(), np.intp, local)
+        return concatenate(outs, self._n_trees(), np.intp, local)
 
     def _n_trees(self) -> int:
         return int(self.tree_ranges_[-1][1])
-
-
-def row_blocks(X: Any, y: Any) -> list[tuple[Any, Any]]:
-    """The aligned chunks of ``X`` and ``y`` as Dask delayed objects, in row order."""
-    if hasattr(X, "to_delayed") and hasattr(X, "columns"):  # a dataframe
-        from dask import delayed
-
-        # One frame, so that X's and y's rows come from the same partitions (a column read
-        # alone may be cut into partitions of its own).
-        frame = X.assign(**{_TARGET: y})
-        pieces = frame.to_delayed()
-        features = list(X.columns)
-        return [
-            (delayed(_columns, pure=True)(piece, features), delayed(_column, pure=True)(piece))
-            for piece in pieces
-        ]
-    if not (hasattr(X, "chunks") and hasattr(y, "chunks")):
-        raise ValueError("X and y must be Dask arrays, or a Dask dataframe and series")
-    if X.ndim != 2 or y.ndim != 1:
-        raise ValueError(f"X must be 2-D and y 1-D, got {X.ndim}-D and {y.ndim}-D")
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-    X = X.rechunk({1: -1})
-    if y.chunks[0] != X.chunks[0]:
-        y = y.rechunk({0: X.chunks[0]})
-    return list(zip(X.to_delayed()[:, 0], y.to_delayed()))
-
-
-def query_blocks(X: Any) -> tuple[list[Any], list[float]]:
-    """Chunks of ``X`` to predict at (delayed) and their row counts (NaN when unknown)."""
-    import dask.array as da
-
-    if hasattr(X, "to_delayed") and hasattr(X, "columns"):
-        blocks = X.to_delayed()
-        return blocks, [np.nan] * len(blocks)
-    if not hasattr(X, "chunks"):
-        X = np.asarray(X)
-        X = da.from_array(X, chunks=(max(1, min(len(X), 100_000)), -1))
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got {X.ndim}-D")
-    X = X.rechunk({1: -1})
-    return list(X.to_delayed()[:, 0]), list(X.chunks[0])
-
-
-def _concatenate(outs: list[Any], width: int | None, dtype: Any, local: bool) -> Any:
-    import dask.array as da
-
-    shape = (lambda n: (n,)) if width is None else (lambda n: (n, width))
-    arrays = [da.from_delayed(value, shape=shape(n), dtype=dtype) for value, n in outs]
-    result = da.concatenate(arrays) if arrays else da.empty(shape(0), dtype=dtype)
-    return result.compute() if local else result
-
-
-# The tasks (module-level so that workers unpickle them by name).
-
-_TARGET = "__mondrian_learn_target__"
-
-
-def _columns(piece: Any, features: list[Any]) -> Any:
-    return piece[features]
-
-
-def _column(piece: Any) -> Any:
-    return piece[_TARGET].rename(None)
-
-
-def _update(part: ForestPart, X: Any, y: Any, classes: Any) -> ForestPart:
-    return part.update(X, y, classes)
-
-
-def _choose_prior(part: ForestPart) -> dict[str, float] | None:
-    return part.choose_prior()
-
-
-def _fix_prior(part: ForestPart, prior: dict[str, float]) -> ForestPart:
-    return part.fix_prior(prior)
-
-
-def _summary(part: ForestPart) -> dict[str, Any]:
-    summary = part.summary()
-    summary["n_features_in_"] = part.estimator.n_features_in_
-    if hasattr(part.estimator, "feature_names_in_"):
-        summary["feature_names_in_"] = part.estimator.feature_names_in_
-    return summary
-
-
-def _zeros(block: Any, width: int) -> np.ndarray:
-    return np.zeros((len(block), width))
-
-
-def _fold(part: ForestPart, block: Any, sums: np.ndarray) -> np.ndarray:
-    return part.fold(block, sums)
-
-
-def _apply(part: ForestPart, block: Any) -> np.ndarray:
-    return part.apply(block)
-
-
-class _Moments:
-    """Mean and standard deviation from the moment sums over ``n_trees`` trees about
-    ``reference`` (the core's ``MomentsFold::finish``, operation for operation)."""
-
-    def __init__(self, reference: float, n_trees: int) -> None:
-        self.reference, self.n_trees = reference, float(n_trees)
-
-    def __call__(self, sums: np.ndarray) -> np.ndarray:
-        offset = sums[:, 0] / self.n_trees
-        var = np.maximum(sums[:, 1] / self.n_trees - offset * offset, 0.0)
-        return np.column_stack([self.reference + offset, np.sqrt(var)])
-
-
-class _Average:
-    """Class probabilities from their sums over ``n_trees`` trees."""
-
-    def __init__(self, n_trees: int) -> None:
-        self.n_trees = float(n_trees)
-
-    def __call__(self, sums: np.ndarray) -> np.ndarray:
-        return sums / self.n_trees
-
-
-class _Labels(_Average):
-    """The most probable class from the probability sums."""
-
-    def __init__(self, classes: np.ndarray, n_trees: int) -> None:
-        super().__init__(n_trees)
-        self.classes = classes
-
-    def __call__(self, sums: np.ndarray) -> np.ndarray:
-        return self.classes[np.argmax(super().__call__(sums), axis=1)]
-
-
-class _Watch:
-    """Waits for a fit's tasks while checking that the workers holding the parts are alive:
-    a worker lost mid-fit (killed, out of memory) takes its part's trees with it, and the
-    fit stops with an error naming it instead of waiting for a forest that would be smaller
-    than asked for."""
-
-    def __init__(self, client: Any, places: list[str], ranges: list[Any]) -> None:
-        self.client, self.places, self.ranges = client, places, ranges
-        self.pending: list[Any] = []
-
-    def track(self, futures: list[Any]) -> list[Any]:
-        """Remember ``futures`` (cancelled if the fit fails) and return them."""
-        self.pending.extend(futures)
-        return futures
-
-    def settle(self, futures: list[Any]) -> list[Any]:
-        """Wait for ``futures``; raise the first error among them, or ``RuntimeError`` when a
-        part's worker has left the cluster. Returns their results."""
-        from distributed import wait
-
-        while True:
-            try:
-                wait(futures, timeout=1.0)
-                break
-            except TimeoutError:
-                self.check_workers()
-        self.check_workers()
-        for future in futures:
-            if future.status != "finished":
-                future.result()
-        return futures
-
-    def check_workers(self) -> None:
-        alive = set(self.client.run_on_scheduler(_worker_addresses))
-        for place, (a, b) in zip(self.places, self.ranges):
-            if place not in alive:
-                self.cancel()
-                raise RuntimeError(
-                    f"the worker {place} holding trees [{a}, {b}) left the cluster during the "
-                    "fit (killed or out of memory): those trees are lost, so the fit stopped "
-                    "rather than return a smaller forest; fit again"
-                )
-
-    def cancel(self) -> None:
-        self.client.cancel(self.pending)
-        self.pending.clear()
-
-
-def _worker_addresses(dask_scheduler: Any) -> list[str]:
-    return list(dask_scheduler.workers)
