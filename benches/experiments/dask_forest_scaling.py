@@ -143,6 +143,7 @@ def run_dask(args: argparse.Namespace, parquet: Path) -> dict[str, Any]:
             "probe_rmse": float(np.sqrt(np.mean((mean - y_probe) ** 2))),
             "probe_sum": float(mean.sum()),
         }
+        print(json.dumps(result), flush=True)  # kept even if the shutdown below fails
         del forest  # the parts' futures: the workers free their trees before shutting down
         start = time.perf_counter()
         client.close()
@@ -200,10 +201,14 @@ def main() -> None:
     for how in args.runs.split(","):
         command = [sys.executable, __file__, *sys.argv[1:], "--child", how]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode:
+        (args.out / f"{how}_{args.rows}.stderr").write_text(done.stderr)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if not lines:
             print(f"{how}: failed\n{done.stderr[-3000:]}")
             continue
-        results[how] = json.loads(done.stdout.strip().splitlines()[-1])
+        if done.returncode:
+            print(f"{how}: measured, then failed (see {how}_{args.rows}.stderr)")
+        results[how] = json.loads(lines[-1])
         print(f"{how}: {json.dumps(results[how])}", flush=True)
     if "in-memory" in results:
         base = results["in-memory"]

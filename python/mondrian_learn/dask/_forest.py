@@ -26,6 +26,7 @@ from mondrian_learn.dask._tasks import (
     Watch,
     apply_part,
     choose_prior,
+    done,
     fix_prior,
     fold,
     summary,
@@ -193,7 +194,9 @@ class DaskMondrianForest(BaseEstimator):
                     )
                     for p, (part, w) in enumerate(zip(parts, places))
                 ]  # fmt: skip
-                window.append(watch.track(parts))
+                # The window holds small markers, not the parts' futures: the chunks' keys
+                # would all name the same part, and Dask would count (and spill) it each time.
+                window.append(watch.track([client.submit(done, part) for part in parts]))
                 while len(window) > self.max_pending_chunks:
                     settle_oldest()
             while window:

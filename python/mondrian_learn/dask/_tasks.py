@@ -15,6 +15,10 @@ def update(part: ForestPart, X: Any, y: Any, classes: Any) -> ForestPart:
     return part.update(X, y, classes)
 
 
+def done(part: ForestPart) -> int:
+    return part.estimator.model_.n_rows
+
+
 def choose_prior(part: ForestPart) -> dict[str, float] | None:
     return part.choose_prior()
 
