@@ -220,9 +220,48 @@ mod tests {
     use super::*;
     use crate::forest::regression::belief::tree_posterior;
     use crate::forest::regression::leaf_stats::LeafStats;
+    use crate::forest::MondrianForest;
     use crate::mondrian::route::route;
     use crate::mondrian::TreeParams;
-    use crate::testing::{forest_on, uniform_array};
+    use crate::parallel::{pool, Interrupt};
+    use crate::testing::{forest_on, growing, regression_data, uniform_array};
+
+    /// Trees [0, 3) and [3, 5) grown apart (offset streams) and folded in order give the
+    /// whole forest's predictive moments bit for bit.
+    #[test]
+    fn folding_parts_in_tree_order_is_the_whole_forests_prediction() {
+        let (x, y) = regression_data(600, 3, 4);
+        let p = pool(2).expect("pool");
+        let interrupt = Interrupt::default();
+        let fitted = |first: u64, n_trees: usize| {
+            let params = TreeParams::new(f64::INFINITY, 3);
+            let mut model = ForestRegressor::new(MondrianForest::new(params, 3, 7).expect("ok"));
+            model.forest.offset_trees(first).expect("treeless");
+            let how = growing(n_trees, &p, &interrupt);
+            model
+                .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
+                .expect("fit");
+            model
+        };
+        let whole = fitted(0, 5);
+        let probes = uniform_array(40, 3, 9).mapv(|v| 1.5 * v - 0.2);
+        let mut sums = vec![(0.0, 0.0); probes.nrows()];
+        for part in [fitted(0, 3), fitted(3, 2)] {
+            part.fold_moments(&probes.view(), &p, &mut sums)
+                .expect("fold");
+        }
+        let reference = whole.prior().expect("fresh").mean;
+        let (mean, var) = whole.predict(&probes.view(), &p).expect("predict");
+        for (i, &s) in sums.iter().enumerate() {
+            assert_eq!(
+                MomentsFold::resume(reference, s).finish(5),
+                (mean[i], var[i])
+            );
+        }
+        assert!(whole
+            .fold_moments(&probes.view(), &p, &mut sums[1..])
+            .is_err());
+    }
 
     /// Every tree's predictive is a probability mixture of proper Gaussians: weights sum to 1
     /// for points inside, near and far from the data, with finite and infinite lifetimes.
