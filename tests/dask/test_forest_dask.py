@@ -6,6 +6,7 @@ stops the fit with an error; the cluster shuts down cleanly."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -244,19 +245,27 @@ def _exit_on_third_chunk(block: np.ndarray, flag: str, block_info: Any = None) -
     return block
 
 
-def test_a_worker_killed_mid_fit_stops_it_with_an_error(client, data, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """The killed worker held some trees: the fit raises, naming it, rather than returning a
-    smaller forest; the nanny restarts the worker and the cluster fits again."""
+def test_a_worker_killed_mid_fit_gives_an_error_or_the_whole_forest(
+    client, data, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The killed worker held some trees. Either the fit raises, naming them, or Dask recomputed
+    the lost part from its lineage (a retried task) before the loss was seen, and the forest is
+    the whole one — never a smaller forest. Afterwards the nanny's new worker fits again."""
     X, y, _ = data
     flag = str(tmp_path / "killed")
     X_dask = da.from_array(X, chunks=(CHUNK, 3)).map_blocks(_exit_on_third_chunk, flag, dtype=float)
     y_dask = da.from_array(y, chunks=CHUNK)
     # Trees [0, 4) and [4, 6): whichever worker computes the third chunk holds a part.
     est = MondrianForestRegressor(n_estimators=6, random_state=0, hyperparameters="heuristic")
-    with pytest.raises(RuntimeError, match=r"holding trees \[\d, \d\) left the cluster"):
-        DaskMondrianForest(est).fit(X_dask, y_dask)
+    local = fit_chunks(est, array_chunks(X, y, CHUNK))
+    try:
+        forest = DaskMondrianForest(est).fit(X_dask, y_dask)
+    except RuntimeError as error:
+        assert re.search(r"holding trees \[\d, \d\) left the cluster", str(error))
+    else:
+        assert forest.tree_ranges_ == [(0, 4), (4, 6)] and forest.n_rows_ == len(X)
+        np.testing.assert_array_equal(forest.predict(X), local.predict(X))
     assert os.path.exists(flag)
     client.wait_for_workers(2, timeout=60)
     forest = DaskMondrianForest(est).fit(X_dask, y_dask)
-    local = fit_chunks(est, array_chunks(X, y, CHUNK))
     np.testing.assert_array_equal(forest.predict(X), local.predict(X))
