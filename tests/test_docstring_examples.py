@@ -22,6 +22,7 @@ MODULES = [
     "bayesopt",
     "_test_functions",
     "calibration",
+    "dask._forest",
 ]
 
 

@@ -11,6 +11,7 @@ from numpydoc import validate as numpydoc_validate
 
 import mondrian_learn as ml
 from mondrian_learn import bayesopt, calibration, datasets, partition, plotting
+from mondrian_learn import dask as on_dask
 from mondrian_learn.kernel import baselines
 
 #: Parameters and returns: present (PR01, RT01), known (PR02), described (PR07, RT03).
@@ -19,7 +20,7 @@ CHECKS = {"PR01", "PR02", "PR07", "RT01", "RT03"}
 
 def public_objects() -> list[str]:
     names, seen = [], set()
-    for module in (ml, partition, baselines, calibration, datasets, bayesopt, plotting):
+    for module in (ml, partition, baselines, calibration, datasets, bayesopt, plotting, on_dask):
         exported = getattr(module, "__all__", None)
         for name in exported or dir(module):
             obj: Any = getattr(module, name, None)

@@ -48,6 +48,12 @@ pub struct MondrianForest {
     pub params: TreeParams,
     pub n_features: usize,
     pub seed: u64,
+    /// Index of this forest's first tree in a larger forest whose trees are spread over
+    /// several processes ([`Self::offset_trees`]): tree m here is seeded as tree
+    /// `tree_offset + m` there. Only growing reads it (grown trees carry their own streams),
+    /// so it is not stored.
+    #[serde(skip)]
+    pub tree_offset: u64,
     /// Whether inputs are mapped to the unit box of the first training points.
     scale_inputs: bool,
     /// That map, once the first points have arrived.
@@ -70,6 +76,7 @@ impl MondrianForest {
             params,
             n_features,
             seed,
+            tree_offset: 0,
             scale_inputs: false,
             input_map: None,
             x: Vec::new(),
@@ -82,6 +89,19 @@ impl MondrianForest {
     pub fn with_unit_box_inputs(mut self) -> Self {
         self.scale_inputs = true;
         self
+    }
+
+    /// Makes this (still treeless) forest the trees `first, first + 1, …` of a forest with the
+    /// same seed: they are grown with the streams those trees would have there, so trees
+    /// `[a, b)` grown in one process equal trees `a..b` of the whole forest grown in another.
+    pub fn offset_trees(&mut self, first: u64) -> Result<()> {
+        if !self.trees.is_empty() {
+            return Err(Error::InvalidInput(
+                "the first tree's index is set before any tree is grown".into(),
+            ));
+        }
+        self.tree_offset = first;
+        Ok(())
     }
 
     /// The input map in use (`None` before the first points, or when inputs are raw).
@@ -98,7 +118,7 @@ impl MondrianForest {
         pool: &ThreadPool,
         interrupt: &Interrupt,
     ) -> Result<()> {
-        let first = self.trees.len() as u64;
+        let first = self.tree_offset + self.trees.len() as u64;
         let (d, seed) = (self.n_features, self.seed);
         let on = Growth {
             x: &self.x,
@@ -325,6 +345,23 @@ mod tests {
             .collect();
         assert_eq!(leaves[0], leaves[1]);
         assert_eq!(leaves[0], leaves[2]);
+    }
+
+    #[test]
+    fn offset_trees_equal_the_whole_forests_trees() {
+        let x = uniform_array(400, 3, 5);
+        let params = TreeParams::new(f64::INFINITY, 2);
+        let p = pool(2).expect("pool");
+        let whole = grown(&x, params, 300, &p);
+        let mut tail = MondrianForest::new(params, x.ncols(), 42).expect("valid");
+        tail.offset_trees(3).expect("treeless");
+        tail.add_points(&x.slice(s![..300, ..])).expect("finite");
+        tail.grow_trees(2, &PureMondrian, &p, &Interrupt::default())
+            .expect("not interrupted");
+        let all = whole.apply(&x.view(), &p).expect("fitted");
+        let part = tail.apply(&x.view(), &p).expect("fitted");
+        assert_eq!(all.slice(s![.., 3..]), part);
+        assert!(tail.offset_trees(0).is_err(), "only before growing");
     }
 
     #[test]

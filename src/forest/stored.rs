@@ -85,6 +85,7 @@ impl From<StoredForest> for MondrianForest {
             params: stored.params,
             n_features: stored.n_features,
             seed: stored.seed,
+            tree_offset: 0,
             scale_inputs: stored.scale_inputs,
             input_map: stored.input_map,
             x,

@@ -6,6 +6,7 @@ mod density;
 mod error;
 mod forest;
 mod forest_regression;
+mod forest_shard;
 mod input_map;
 mod kernel;
 mod linalg;

@@ -219,19 +219,29 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     def _finish_fit(
         self, model: Any, y: np.ndarray, weights: np.ndarray | None, n_jobs: int
     ) -> None:
-        free = [name for name in FREE if getattr(self, name) is None]
-        if self.hyperparameters == "heuristic" or not free:
-            return
         if weights is None:
             variance, total = float(np.var(y)), float(len(y))
         else:
             centred = y - np.average(y, weights=weights)
             variance = float(np.average(centred**2, weights=weights))
             total = float(np.sum(weights))
+        self._select_prior(model, variance, total, n_jobs)
+
+    def _select_prior(
+        self, model: Any, variance: float, total: float, n_jobs: int
+    ) -> dict[str, float] | None:
+        """Choose the free hyper-parameters by ``hyperparameters`` on the fitted ``model``
+        (targets of (weighted) variance ``variance`` and total weight ``total``) and fix them
+        in it; the chosen prior, or None when nothing is chosen (the heuristic, or all fixed).
+        """
+        free = [name for name in FREE if getattr(self, name) is None]
+        if self.hyperparameters == "heuristic" or not free:
+            return None
         prior = select_prior(model, self.hyperparameters, free, variance, n_jobs, total)
         model.fix_prior(
             prior["mean"], prior["gamma1"], prior["gamma2"], prior["noise_variance"], n_jobs
         )
+        return prior
 
     def predict(self, X: Any, return_std: bool = False, quantiles: Any = None) -> Any:
         """Mean (and standard deviation) of the forest's predictive mixture (eq. 4–5), or its

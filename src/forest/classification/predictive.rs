@@ -34,18 +34,37 @@ impl ForestClassifier {
     /// Class probabilities at each row of `x` (N × K, rows summing to 1). The node means must
     /// be fresh ([`ForestClassifier::ensure_means`]).
     pub fn predict_proba<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Array2<f64>> {
+        let k = self.n_classes;
+        let mut out = vec![0.0; x.n_rows() * k];
+        self.fold_proba(x, pool, &mut out)?;
+        let m = self.forest.trees.len() as f64;
+        out.iter_mut().for_each(|v| *v /= m);
+        Array2::from_shape_vec((x.n_rows(), k), out).map_err(|e| Error::InvalidInput(e.to_string()))
+    }
+
+    /// Adds every tree's class distribution at each row of `x` to `sums` (N × K, row-major):
+    /// a forest whose trees live in several processes is folded one part after another, in
+    /// tree order, and divided once by the total number of trees — the same floating-point
+    /// operations, in the same order, as [`Self::predict_proba`] on the whole forest.
+    pub fn fold_proba<P: Points>(&self, x: &P, pool: &ThreadPool, sums: &mut [f64]) -> Result<()> {
+        if sums.len() != x.n_rows() * self.n_classes {
+            return Err(Error::InvalidInput(format!(
+                "{} running sums for {} rows of {} classes",
+                sums.len(),
+                x.n_rows(),
+                self.n_classes
+            )));
+        }
         if !self.means_are_fresh() {
             return Err(Error::InvalidInput(
                 "the node posteriors are stale: call ensure_means after an update".into(),
             ));
         }
         let (k, d) = (self.n_classes, self.forest.n_features);
-        let m = self.forest.trees.len();
         let (rate, floor) = (self.discount_rate, self.min_discount);
-        let mut out = vec![0.0; x.n_rows() * k];
         let trees = self.forest.trees.iter().zip(&self.counts).zip(&self.means);
         self.forest
-            .for_each_query_block(x, pool, &mut out, k, |_, out, rows| {
+            .for_each_query_block(x, pool, sums, k, |_, out, rows| {
                 let uniform = vec![1.0 / k as f64; k];
                 let mut scratches = vec![RouteScratch::default(); GROUP];
                 let (mut c, mut component) = (vec![0.0; k], vec![0.0; k]);
@@ -76,9 +95,7 @@ impl ForestClassifier {
                         }
                     }
                 }
-                out.iter_mut().for_each(|v| *v /= m as f64);
-            })?;
-        Array2::from_shape_vec((x.n_rows(), k), out).map_err(|e| Error::InvalidInput(e.to_string()))
+            })
     }
 }
 

@@ -32,6 +32,21 @@ impl MomentsFold {
         }
     }
 
+    /// A fold that has already taken components summing to `sums` (from [`Self::sums`]):
+    /// the trees of one forest may be folded in several processes, one after another.
+    pub fn resume(reference: f64, (weighted_offset, weighted_second): (f64, f64)) -> Self {
+        Self {
+            reference,
+            weighted_offset,
+            weighted_second,
+        }
+    }
+
+    /// The running sums Σ w (mean − reference) and Σ w (var + (mean − reference)²).
+    pub fn sums(&self) -> (f64, f64) {
+        (self.weighted_offset, self.weighted_second)
+    }
+
     #[inline]
     pub fn add(&mut self, c: &Component) {
         let offset = c.mean - self.reference;

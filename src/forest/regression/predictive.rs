@@ -80,18 +80,43 @@ impl ForestRegressor {
         x: &P,
         pool: &ThreadPool,
     ) -> Result<(Array1<f64>, Array1<f64>)> {
-        let mut out = vec![(0.0, 0.0); x.n_rows()];
+        let mut sums = vec![(0.0, 0.0); x.n_rows()];
+        self.fold_moments(x, pool, &mut sums)?;
+        let reference = self.prior()?.mean;
+        let m = self.forest.trees.len();
+        let (mean, var): (Vec<f64>, Vec<f64>) = (sums.into_iter())
+            .map(|s| MomentsFold::resume(reference, s).finish(m))
+            .unzip();
+        Ok((Array1::from(mean), Array1::from(var)))
+    }
+
+    /// Adds this forest's trees to the running moment sums of each row of `x` ([`MomentsFold`]
+    /// about the prior mean): a forest whose trees live in several processes is folded one
+    /// part after another, in tree order, and finished once with the total number of trees —
+    /// the same floating-point operations, in the same order, as [`Self::predict`] on the
+    /// whole forest.
+    pub fn fold_moments<P: Points>(
+        &self,
+        x: &P,
+        pool: &ThreadPool,
+        sums: &mut [(f64, f64)],
+    ) -> Result<()> {
+        if sums.len() != x.n_rows() {
+            return Err(Error::InvalidInput(format!(
+                "{} running sums for {} rows",
+                sums.len(),
+                x.n_rows()
+            )));
+        }
         let reference = self.prior()?.mean;
         self.for_each_mixture(
             x,
             pool,
-            &mut out,
-            MomentsFold::new(reference),
+            sums,
+            |&s| MomentsFold::resume(reference, s),
             |acc, c, _| acc.add(c),
-            |acc, m| acc.finish(m),
-        )?;
-        let (mean, var): (Vec<f64>, Vec<f64>) = out.into_iter().unzip();
-        Ok((Array1::from(mean), Array1::from(var)))
+            |acc, _| acc.sums(),
+        )
     }
 
     /// Quantiles `levels` (each in (0, 1)) of the predictive mixture at each row: N × L.
@@ -111,7 +136,7 @@ impl ForestRegressor {
             x,
             pool,
             &mut out,
-            Vec::<Component>::new(),
+            |_| Vec::<Component>::new(),
             |acc, c, _| acc.push(*c),
             |acc, m| {
                 levels
@@ -139,7 +164,7 @@ impl ForestRegressor {
             x,
             pool,
             &mut out,
-            LogDensityFold::default(),
+            |_| LogDensityFold::default(),
             |acc, c, i| acc.add(c, targets[i]),
             |acc, m| acc.finish(m),
         )?;
@@ -147,17 +172,17 @@ impl ForestRegressor {
     }
 
     /// Folds every tree's components at each row `i` of `x` into an accumulator (`fold(acc,
-    /// component, i)`, starting from `init`) and stores `finish(acc, M)`.
+    /// component, i)`, starting from `start(out[i])`) and stores `finish(acc, M)` in `out[i]`.
     ///
     /// Within a block of rows the loop runs tree by tree, so one tree's nodes stay in cache
     /// while all the block's points walk it; each row still sees trees and components in the
     /// same order, so results do not depend on the number of threads.
-    fn for_each_mixture<P: Points, A: Clone + Send + Sync, T: Send>(
+    fn for_each_mixture<P: Points, A: Send + Sync, T: Send>(
         &self,
         x: &P,
         pool: &ThreadPool,
         out: &mut [T],
-        init: A,
+        start: impl Fn(&T) -> A + Sync,
         fold: impl Fn(&mut A, &Component, usize) + Sync,
         finish: impl Fn(A, usize) -> T + Sync,
     ) -> Result<()> {
@@ -169,7 +194,7 @@ impl ForestRegressor {
             .for_each_query_block(x, pool, out, 1, |first, out, rows| {
                 let mut comps = Vec::new();
                 let mut scratches = vec![RouteScratch::default(); GROUP];
-                let mut acc = vec![init.clone(); out.len()];
+                let mut acc: Vec<A> = out.iter().map(&start).collect();
                 for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
                     let groups = acc.chunks_mut(GROUP).zip(rows.chunks(GROUP * d));
                     for (g, (accs, group)) in groups.enumerate() {
@@ -195,9 +220,48 @@ mod tests {
     use super::*;
     use crate::forest::regression::belief::tree_posterior;
     use crate::forest::regression::leaf_stats::LeafStats;
+    use crate::forest::MondrianForest;
     use crate::mondrian::route::route;
     use crate::mondrian::TreeParams;
-    use crate::testing::{forest_on, uniform_array};
+    use crate::parallel::{pool, Interrupt};
+    use crate::testing::{forest_on, growing, regression_data, uniform_array};
+
+    /// Trees [0, 3) and [3, 5) grown apart (offset streams) and folded in order give the
+    /// whole forest's predictive moments bit for bit.
+    #[test]
+    fn folding_parts_in_tree_order_is_the_whole_forests_prediction() {
+        let (x, y) = regression_data(600, 3, 4);
+        let p = pool(2).expect("pool");
+        let interrupt = Interrupt::default();
+        let fitted = |first: u64, n_trees: usize| {
+            let params = TreeParams::new(f64::INFINITY, 3);
+            let mut model = ForestRegressor::new(MondrianForest::new(params, 3, 7).expect("ok"));
+            model.forest.offset_trees(first).expect("treeless");
+            let how = growing(n_trees, &p, &interrupt);
+            model
+                .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
+                .expect("fit");
+            model
+        };
+        let whole = fitted(0, 5);
+        let probes = uniform_array(40, 3, 9).mapv(|v| 1.5 * v - 0.2);
+        let mut sums = vec![(0.0, 0.0); probes.nrows()];
+        for part in [fitted(0, 3), fitted(3, 2)] {
+            part.fold_moments(&probes.view(), &p, &mut sums)
+                .expect("fold");
+        }
+        let reference = whole.prior().expect("fresh").mean;
+        let (mean, var) = whole.predict(&probes.view(), &p).expect("predict");
+        for (i, &s) in sums.iter().enumerate() {
+            assert_eq!(
+                MomentsFold::resume(reference, s).finish(5),
+                (mean[i], var[i])
+            );
+        }
+        assert!(whole
+            .fold_moments(&probes.view(), &p, &mut sums[1..])
+            .is_err());
+    }
 
     /// Every tree's predictive is a probability mixture of proper Gaussians: weights sum to 1
     /// for points inside, near and far from the data, with finite and infinite lifetimes.

@@ -1,0 +1,271 @@
+"""Mondrian forests on Dask (mondrian_learn.dask): a fit on a LocalCluster of 2 worker processes
+is exactly the forest one process streams from the same chunks, and that is the forest of
+fit + partial_fit on them; predictions on Dask collections equal NumPy ones; a killed worker
+stops the fit with an error; the cluster shuts down cleanly."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+psutil = pytest.importorskip("psutil")
+pq = pytest.importorskip("pyarrow.parquet")
+pa = pytest.importorskip("pyarrow")
+
+from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor  # noqa: E402
+from mondrian_learn.dask import (  # noqa: E402
+    DaskMondrianForest,
+    array_chunks,
+    fit_chunks,
+    parquet_chunks,
+    tree_ranges,
+)
+
+CHUNK = 250
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """2 worker processes with a small memory limit; after the module, every process the
+    cluster started must be gone."""
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit="1GiB",
+        dashboard_address=":0",
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.wait_for_workers(2, timeout=60)
+    # The nannies run in this process; each worker in a process of its own.
+    started = set(client.run(os.getpid).values()) - {os.getpid()}
+    client.close()
+    cluster.close()
+    alive = [pid for pid in started if _running(pid)]
+    assert len(started) == 2 and not alive, f"worker processes left behind: {alive}"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(1000, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=len(X))
+    labels = np.where(X[:, 0] + 0.2 * rng.normal(size=len(X)) > X[:, 1], "up", "down")
+    return X, y, labels
+
+
+def stepwise(estimator: Any, X: np.ndarray, y: np.ndarray, **first: Any) -> Any:
+    """fit on the first chunk, partial_fit on each later one (the single-machine online fit)."""
+    model = clone_of(estimator)
+    model.partial_fit(X[:CHUNK], y[:CHUNK], **first) if first else model.fit(X[:CHUNK], y[:CHUNK])
+    for a in range(CHUNK, len(X), CHUNK):
+        model.partial_fit(X[a : a + CHUNK], y[a : a + CHUNK])
+    return model
+
+
+def clone_of(estimator: Any) -> Any:
+    from sklearn.base import clone
+
+    return clone(estimator)
+
+
+def assert_same_trees(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def remote_trees(client: Any, forest: DaskMondrianForest) -> list[dict[str, np.ndarray]]:
+    """Every tree's node arrays, fetched from the parts on the workers, in tree order."""
+
+    def arrays(part: Any) -> list[dict[str, np.ndarray]]:
+        return [part.estimator.tree_arrays(m) for m in range(part.stop - part.first)]
+
+    per_part = client.gather([client.submit(arrays, part) for part in forest.parts_])
+    return [tree for trees in per_part for tree in trees]
+
+
+def test_import_mondrian_learn_imports_nothing_of_dask() -> None:
+    code = (
+        "import sys, mondrian_learn; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_tree_ranges_cover_the_forest_with_the_scored_trees_in_part_0() -> None:
+    assert tree_ranges(10, 2) == [(0, 5), (5, 10)]
+    assert tree_ranges(10, 4) == [(0, 4), (4, 6), (6, 8), (8, 10)]
+    assert tree_ranges(3, 5) == [(0, 3)]
+    assert tree_ranges(7, 3) == [(0, 4), (4, 6), (6, 7)]
+
+
+def test_streamed_fit_has_the_trees_of_fit_then_partial_fit(data) -> None:  # type: ignore[no-untyped-def]
+    """One machine: the chunks' stream is fit + partial_fit, tree for tree; with the heuristic
+    prior (chosen from all targets either way) the predictions are the same bit for bit."""
+    X, y, _ = data
+    for hyperparameters in ("evidence", "heuristic"):
+        est = MondrianForestRegressor(
+            n_estimators=5, random_state=3, hyperparameters=hyperparameters
+        )
+        streamed = fit_chunks(est, array_chunks(X, y, CHUNK))
+        online = stepwise(est, X, y)
+        for m in range(5):
+            assert_same_trees(streamed.tree_arrays(m), online.tree_arrays(m))
+    mean, std = streamed.predict(X, return_std=True)
+    reference_mean, reference_std = online.predict(X, return_std=True)
+    np.testing.assert_array_equal(mean, reference_mean)
+    np.testing.assert_array_equal(std, reference_std)
+    assert type(streamed) is MondrianForestRegressor and streamed.get_params() == est.get_params()
+
+
+def test_memmap_and_parquet_row_groups_stream_the_same_forest(data, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    X, y, _ = data
+    est = MondrianForestRegressor(n_estimators=3, random_state=1)
+    in_memory = fit_chunks(est, array_chunks(X, y, CHUNK))
+    np.save(tmp_path / "X.npy", X)
+    mapped = np.load(tmp_path / "X.npy", mmap_mode="r")
+    from_disk = fit_chunks(est, array_chunks(mapped, y, CHUNK))
+    table = pa.table({**{f"x{j}": X[:, j] for j in range(3)}, "target": y})
+    pq.write_table(table, tmp_path / "data.parquet", row_group_size=CHUNK)
+    from_parquet = fit_chunks(est, parquet_chunks(tmp_path / "data.parquet", "target"))
+    expected = in_memory.predict(X, return_std=True)
+    for model in (from_disk, from_parquet):
+        for got, want in zip(model.predict(X, return_std=True), expected):
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="target column 'y'"):
+        next(parquet_chunks(tmp_path / "data.parquet", "y"))
+
+
+def test_distributed_regressor_is_the_streamed_forest(client, data) -> None:  # type: ignore[no-untyped-def]
+    """Trees [0, 4) on one worker, [4, 6) on the other, every chunk through both: the same
+    trees, prior, means, standard deviations and leaves as one process streaming the chunks;
+    predictions are lazy Dask arrays, and NumPy inputs give the same NumPy outputs."""
+    X, y, _ = data
+    est = MondrianForestRegressor(n_estimators=6, random_state=3)
+    X_dask, y_dask = da.from_array(X, chunks=(CHUNK, 3)), da.from_array(y, chunks=CHUNK)
+    forest = DaskMondrianForest(est).fit(X_dask, y_dask)
+    local = fit_chunks(est, array_chunks(X, y, CHUNK))
+    assert forest.tree_ranges_ == [(0, 4), (4, 6)]
+    holders = client.who_has(forest.parts_).values()
+    assert len({worker for workers in holders for worker in workers}) == 2  # a part per worker
+    for m, arrays in enumerate(remote_trees(client, forest)):
+        assert_same_trees(arrays, local.tree_arrays(m))
+    assert forest.prior_ == local.prior_
+    mean, std = forest.predict(X_dask, return_std=True)
+    assert isinstance(mean, da.Array) and isinstance(std, da.Array)
+    reference_mean, reference_std = local.predict(X, return_std=True)
+    np.testing.assert_array_equal(mean.compute(), reference_mean)
+    np.testing.assert_array_equal(std.compute(), reference_std)
+    np.testing.assert_array_equal(forest.predict(X[:7]), reference_mean[:7])
+    leaves = forest.apply(X_dask)
+    assert isinstance(leaves, da.Array)
+    np.testing.assert_array_equal(leaves.compute(), local.apply(X))
+    assert forest.n_rows_ == len(X) and forest.n_features_in_ == 3
+
+
+def test_distributed_classifier_on_a_dataframe_is_fit_then_partial_fit(client, data) -> None:  # type: ignore[no-untyped-def]
+    """Dask dataframe partitions, classes found by a pass over y, three parts on two workers:
+    the probabilities of fit + partial_fit on the same partitions, bit for bit."""
+    X, _, labels = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    X_dask = dd.from_pandas(frame, npartitions=4, sort=False)
+    y_dask = dd.from_pandas(pd.Series(labels, name="label"), npartitions=4, sort=False)
+    assert list(X_dask.map_partitions(len).compute()) == [CHUNK] * 4
+    est = MondrianForestClassifier(n_estimators=7, random_state=5)
+    forest = DaskMondrianForest(est, n_parts=3).fit(X_dask, y_dask)
+    assert forest.tree_ranges_ == [(0, 4), (4, 6), (6, 7)]
+    online = stepwise(est, frame, labels, classes=np.unique(labels))
+    np.testing.assert_array_equal(forest.classes_, online.classes_)
+    proba = forest.predict_proba(X_dask).compute()
+    np.testing.assert_array_equal(proba, online.predict_proba(frame))
+    np.testing.assert_array_equal(forest.predict(X_dask).compute(), online.predict(frame))
+    np.testing.assert_array_equal(list(forest.feature_names_in_), ["a", "b", "c"])
+
+
+def test_verbose_reports_every_chunk(client, data, capsys) -> None:  # type: ignore[no-untyped-def]
+    X, y, _ = data
+    est = MondrianForestRegressor(n_estimators=5, random_state=0, verbose=1)
+    DaskMondrianForest(est).fit(da.from_array(X, chunks=(CHUNK, 3)), da.from_array(y, chunks=CHUNK))
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.startswith("chunks")]
+    assert lines[-1].endswith("4/4") or "4/4" in err
+    assert "1000 rows, 4 chunks, 2 parts" in out
+
+
+def test_bad_input_is_refused_by_name(client, data) -> None:  # type: ignore[no-untyped-def]
+    X, y, _ = data
+    X_dask, y_dask = da.from_array(X, chunks=(CHUNK, 3)), da.from_array(y, chunks=CHUNK)
+    with pytest.raises(ValueError, match="X has 1000 rows but y has 999"):
+        DaskMondrianForest(MondrianForestRegressor()).fit(X_dask, y_dask[:-1])
+    with pytest.raises(ValueError, match="within_leaf"):
+        DaskMondrianForest(MondrianForestRegressor(noise_variance="within_leaf")).fit(
+            X_dask, y_dask
+        )
+    with pytest.raises(ValueError, match="MondrianForestRegressor or MondrianForestClassifier"):
+        DaskMondrianForest(object()).fit(X_dask, y_dask)
+    with pytest.raises(ValueError, match="max_pending_chunks"):
+        DaskMondrianForest(MondrianForestRegressor(), max_pending_chunks=0).fit(X_dask, y_dask)
+    with pytest.raises(ValueError, match="classes="):
+        fit_chunks(MondrianForestClassifier(), array_chunks(X, y > 1, CHUNK))
+    broken = X.copy()
+    broken[600] = np.nan  # in the third chunk: the error of partial_fit reaches the client
+    with pytest.raises(ValueError, match="NaN"):
+        DaskMondrianForest(MondrianForestRegressor(n_estimators=2)).fit(
+            da.from_array(broken, chunks=(CHUNK, 3)), y_dask
+        )
+
+
+def _exit_on_third_chunk(block: np.ndarray, flag: str, block_info: Any = None) -> np.ndarray:
+    """Kill the worker process computing the third chunk, once."""
+    if block_info[None]["chunk-location"][0] == 2 and not os.path.exists(flag):
+        Path(flag).touch()
+        os._exit(1)
+    return block
+
+
+def test_a_worker_killed_mid_fit_gives_an_error_or_the_whole_forest(
+    client, data, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The killed worker held some trees. Either the fit raises, naming them, or Dask recomputed
+    the lost part from its lineage (a retried task) before the loss was seen, and the forest is
+    the whole one — never a smaller forest. Afterwards the nanny's new worker fits again."""
+    X, y, _ = data
+    flag = str(tmp_path / "killed")
+    X_dask = da.from_array(X, chunks=(CHUNK, 3)).map_blocks(_exit_on_third_chunk, flag, dtype=float)
+    y_dask = da.from_array(y, chunks=CHUNK)
+    # Trees [0, 4) and [4, 6): whichever worker computes the third chunk holds a part.
+    est = MondrianForestRegressor(n_estimators=6, random_state=0, hyperparameters="heuristic")
+    local = fit_chunks(est, array_chunks(X, y, CHUNK))
+    try:
+        forest = DaskMondrianForest(est).fit(X_dask, y_dask)
+    except RuntimeError as error:
+        assert re.search(r"holding trees \[\d, \d\) left the cluster", str(error))
+    else:
+        assert forest.tree_ranges_ == [(0, 4), (4, 6)] and forest.n_rows_ == len(X)
+        np.testing.assert_array_equal(forest.predict(X), local.predict(X))
+    assert os.path.exists(flag)
+    client.wait_for_workers(2, timeout=60)
+    forest = DaskMondrianForest(est).fit(X_dask, y_dask)
+    np.testing.assert_array_equal(forest.predict(X), local.predict(X))
