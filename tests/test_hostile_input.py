@@ -244,3 +244,27 @@ def test_predictions_1e308_away_from_the_data_are_finite(model: Any) -> None:
     if isinstance(model, ml.MondrianForestRegressor):
         mean, std = model.predict(Q, return_std=True)
         assert np.all(np.isfinite(std)) and np.all(std > 0)
+
+
+def test_predictions_1e_310_outside_a_block_alive_1e308_are_finite() -> None:
+    """A point a subnormal distance outside a leaf that lived ~1e308 (features of size 1e-301
+    and 1e-310, constant targets): the expected birth time of its branch-off block was
+    1/η − c/expm1(ηc) = ∞ − ∞ = NaN, and so was the prediction. The example hypothesis found
+    (``MONDRIAN_PROPERTY_EXAMPLES``), column 1 all zeros."""
+    first = [2.73923375e-301, -9.66944729e-301, 2.13271552e-301, 8.70144848e-301]
+    first += [7.14808553e-301, -6.48688759e-301, -4.00576219e-301, -7.51433447e-301]
+    first += [2.30770223e-301, 9.61670678e-301, 3.76893461e-301, 4.42976680e-301]
+    first += [-2.83292823e-302, -2.84409607e-301, 1.88600060e-301, 7.80548704e-301]
+    first += [-8.31969313e-301, 1e-310, 1e-310]
+    third = [-1e-310, 1e-310, 8.72499829e-312, -9.94523e-311, 4.59310893e-311, 8.29224405e-312]
+    third += [-9.43360658e-311, 2.94379023e-311, 9.94419872e-311, 3.00918553e-311]
+    third += [-7.2980699e-311, -1e-310, 8.68087032e-311, -3.56261218e-311, -2.16761999e-311]
+    third += [2.46374289e-311, 5.74196615e-311, -8.8286393e-311, 1e-310]
+    X = np.column_stack([first, np.zeros(19), third])
+    model = ml.MondrianForestRegressor(
+        3, candidate_dimensions=1, candidate_locations=1, scale_features=False, random_state=0
+    )
+    with pytest.warns(UserWarning, match="noise_variance"):
+        model.fit(X, np.zeros(19))
+    mean, std = model.predict(np.zeros((2, 3)), return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))

@@ -84,7 +84,13 @@ pub fn truncated_exponential_mean(rate: f64, c: f64) -> f64 {
         return c * (0.5 - x / 12.0 + x * x * x / 720.0);
     }
     // c e^{−x} / (1 − e^{−x}) = c / (e^{x} − 1) = c / expm1(x)
-    1.0 / rate - c / x.exp_m1()
+    let mean = 1.0 / rate - c / x.exp_m1();
+    if mean.is_finite() {
+        return mean;
+    }
+    // 1/η and c/expm1(x) both overflow for a rate below 1/f64::MAX (a point 1e-310 outside
+    // a box, a block alive 1e308): the same mean as c (1/x − 1/expm1(x)), which stays below c.
+    c * (1.0 / x - 1.0 / x.exp_m1())
 }
 
 #[cfg(test)]
@@ -151,5 +157,14 @@ mod tests {
             assert!((truncated_exponential_mean(rate, c) - expected).abs() < 1e-8 * c);
         }
         assert_eq!(truncated_exponential_mean(4.0, f64::INFINITY), 0.25);
+        // A rate whose inverse overflows (found by the property tests: NaN predictions for a
+        // point 1e-310 outside a leaf alive 1.4e308): finite, in (0, c), and equal to the
+        // scale-free form of the same mean, c · m(x)/x with x = ηc.
+        let (rate, c) = (1e-310, 1.4e308);
+        let x = rate * c;
+        let mean = truncated_exponential_mean(rate, c);
+        assert!(mean.is_finite() && mean > 0.0 && mean < c);
+        let scaled = truncated_exponential_mean(x, 1.0) * c;
+        assert!((mean - scaled).abs() <= 1e-12 * scaled);
     }
 }
