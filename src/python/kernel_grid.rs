@@ -267,6 +267,24 @@ impl GridRidge {
         Ok(csr_parts(py, csr))
     }
 
+    /// Per feature, the locations of grid `index`'s active cuts (sorted).
+    fn cuts<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Vec<Bound<'py, PyArray1<f64>>>> {
+        let cuts = self.inner.peek(py, |m| {
+            let d = m.n_features();
+            (index < m.n_grids).then(|| {
+                (0..d)
+                    .map(|k| m.cuts[index * d + k].iter().map(|c| c.location).collect())
+                    .collect::<Vec<Vec<f64>>>()
+            })
+        });
+        let cuts = cuts.ok_or_else(|| {
+            to_py_err(Error::InvalidInput(format!(
+                "grid index {index} out of range"
+            )))
+        })?;
+        Ok(cuts.into_iter().map(|c| c.into_pyarray(py)).collect())
+    }
+
     /// The weights in column order.
     #[getter]
     fn weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {

@@ -66,7 +66,8 @@ def test_every_step_equals_a_ridge_solved_from_scratch(solver: str) -> None:
 def test_the_path_scores_the_refitted_model_and_the_attributes_agree() -> None:
     X, y = toy(300, 1)
     Xv, yv = toy(100, 2)
-    model = MondrianGridRidgeCV(6, alpha=0.1, max_iter=40, random_state=0).fit(X, y, Xv, yv)
+    model = MondrianGridRidgeCV(6, alpha=0.1, cuts_per_move=1, max_iter=40, random_state=0)
+    model.fit(X, y, Xv, yv)
     path, best = model.path_, model.best_index_
     # With X_val given, the refit uses X alone: its validation error is the path's.
     mse = np.mean((model.predict(Xv) - yv) ** 2)

@@ -49,10 +49,11 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
     last ones. Adding a cut splits every cell it crosses that then holds training points on
     both sides; removing one merges the cells it separated; every column change updates the
     ridge solution (a Cholesky factor of ΦᵀΦ + αI updated by Givens rotations and triangular
-    solves, O(C² + C·M + rows·M) per column, report appendix D), and candidate moves are
-    scored by applying them and restoring the state. Optimisers (``search``): greedy add-only
-    (§5.1), greedy add/remove (Fig. 5.6), K-step look-ahead (§5.3); see
-    ``kernel/_grid_search.py``. Features whose λ_d reaches ``lifetime_threshold`` are
+    solves, O(C² + C·M + rows·M) per column, report appendix D; beyond
+    ``max_dense_features`` conjugate gradients warm-started from the previous weights), and
+    candidate moves are scored by applying them and restoring the state. Optimisers
+    (``search``): greedy add-only (§5.1), greedy add/remove (Fig. 5.6), K-step look-ahead
+    (§5.3); see ``kernel/_grid_search.py``. Features whose λ_d reaches ``lifetime_threshold`` are
     selected (§5.2). The model is refitted from scratch at the best lifetimes of the path.
 
     A later point between two knots of a cut gap lies on the side of the gap's first cut it
@@ -63,7 +64,7 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
 
     Parameters
     ----------
-    n_estimators : int, default=20
+    n_estimators : int, default=50
         Number of grids M.
     alpha : float, default=1.0
         Ridge penalty δ² > 0 (as in :class:`MondrianKernelRidge`).
@@ -71,9 +72,12 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         The optimiser (see above).
     lookahead : int, default=3
         K, the moves looked ahead by ``search="lookahead"``.
-    cuts_per_move : int, default=1
-        Cuts a move adds or removes (1: the report's steps, one cut in one grid; more make
-        fewer, coarser steps for many grids).
+    cuts_per_move : int or None, default=None
+        Cuts a move adds or removes. 1 is the report's step (one cut in one grid); with many
+        grids such steps barely change the model and greedy search stalls (Friedman #1,
+        N = 2,000, M = 40: validation MSE 2.5–5.8 against 1.43 with M/4, see
+        ``benches/RESULTS.md``). None: max(1, M // 4), about a quarter of a cut per grid, so
+        a move raises λ_d by about 1/4 per unit of the feature's range.
     max_iter : int, default=300
         Most steps of the search.
     n_iter_no_change : int, default=20
@@ -94,8 +98,11 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         report's §5.1); conjugate gradients warm-started from the previous weights (to
         ``gradient_tol``: an approximation); auto = Cholesky while C ≤ ``max_dense_features``,
         then conjugate gradients.
-    max_dense_features : int, default=4096
-        Largest C for the dense C × C factor under ``solver="auto"``.
+    max_dense_features : int, default=512
+        Largest C for the dense C × C factor under ``solver="auto"``. A cut changes every
+        cell it crosses — tens to hundreds of columns at O(C²) each — while conjugate
+        gradients cost O(N·M) per iteration whatever C: measured, the factor is faster only
+        up to C of a few hundred (``benches/RESULTS.md``).
     gradient_tol : float, default=1e-6
         Conjugate gradients stop at ‖Φᵀy − Aw‖ ≤ tol · ‖Φᵀy‖ ...
     gradient_max_iter : int, default=300
@@ -149,18 +156,18 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
     __doc__ = (__doc__ or "").replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
 
     _parameters = {
-        "n_estimators": Param(20, *COUNT),
+        "n_estimators": Param(50, *COUNT),
         "alpha": Param(1.0, *POSITIVE),
         "search": Param("add_remove", Options({"add", "add_remove", "lookahead"})),
         "lookahead": Param(3, *COUNT),
-        "cuts_per_move": Param(1, *COUNT),
+        "cuts_per_move": Param(None, None, *COUNT),
         "max_iter": Param(300, *COUNT),
         "n_iter_no_change": Param(20, *COUNT),
         "selection": Param("validation", Options({"validation", "evidence"})),
         "validation_fraction": VALIDATION_FRACTION,
         "lifetime_threshold": Param(0.5, Real(low=0)),
         "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
-        "max_dense_features": Param(4096, *COUNT),
+        "max_dense_features": Param(512, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
         "gradient_max_iter": Param(300, *COUNT),
         **SCALING,
@@ -232,10 +239,11 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
             if self.selection == "validation"
             else EvidenceCriterion(search, train_y, n_jobs)
         )
+        cuts_per_move = max(1, m // 4) if self.cuts_per_move is None else int(self.cuts_per_move)
         path = run_search(
             criterion,
             self.search,
-            int(self.cuts_per_move),
+            cuts_per_move,
             int(self.lookahead),
             int(self.max_iter),
             int(self.n_iter_no_change),
