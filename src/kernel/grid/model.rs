@@ -21,7 +21,7 @@ use crate::kernel::path::evaluate::RidgeGram;
 use crate::kernel::path::PathOptions;
 use crate::linalg::cg;
 use crate::linalg::cholesky::Cholesky;
-use crate::linalg::operator::InverseDiagonal;
+use crate::linalg::operator::Identity;
 use crate::parallel::for_each_row_block;
 use crate::sparse::Csr;
 use rayon::prelude::*;
@@ -176,10 +176,9 @@ impl GridRidge {
                 alpha: options.alpha,
                 dim: c,
             };
-            let diagonal = gram_diagonal(&cells.rows_pos, m, c, options.alpha);
             let solved = cg::solve(
                 &gram,
-                &InverseDiagonal::new(&diagonal)?,
+                &Identity(c),
                 &r,
                 1,
                 None,
@@ -354,15 +353,6 @@ impl GridRidge {
             && self.intercept.is_finite()
             && self.alpha > 0.0
     }
-}
-
-/// The diagonal of ΦᵀΦ + αI: each column's rows / M, plus α.
-fn gram_diagonal(rows_pos: &[u32], m: usize, c: usize, alpha: f64) -> Vec<f64> {
-    let mut diagonal = vec![alpha; c];
-    for &col in rows_pos {
-        diagonal[col as usize] += 1.0 / m as f64;
-    }
-    diagonal
 }
 
 /// The index of `key` among the `d`-wide sorted keys `keys`.

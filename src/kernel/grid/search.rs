@@ -245,7 +245,6 @@ impl GridSearch {
             yc: &self.yc,
             centred: self.centred,
             options: &self.options,
-            jacobi: true,
         };
         let point = evaluate(&view, &mut self.state.solver, &mut self.weights, pool)?;
         let validation_mse = if self.y_val.is_empty() {

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::kernel::ridge::log_evidence;
 use crate::linalg::cg;
 use crate::linalg::dot;
-use crate::linalg::operator::{check_block, Identity, InverseDiagonal, LinearOperator};
+use crate::linalg::operator::{check_block, Identity, LinearOperator};
 use rayon::ThreadPool;
 
 /// A = ΦᵀΦ + αI through the rows' column positions (N × M, row-major): each row of Φ holds
@@ -56,9 +56,6 @@ pub struct RidgeView<'a> {
     pub yc: &'a [f64],
     pub centred: f64,
     pub options: &'a PathOptions,
-    /// Precondition conjugate gradients by A's diagonal (the grid's cells have very unequal
-    /// counts; the tree path keeps its plain CG).
-    pub jacobi: bool,
 }
 
 impl Sweep<'_> {
@@ -71,7 +68,6 @@ impl Sweep<'_> {
             yc: &self.yc,
             centred: self.centred,
             options: self.options,
-            jacobi: false,
         };
         evaluate(&view, &mut self.solver, weights, pool)
     }
@@ -114,22 +110,11 @@ pub fn evaluate(
                 alpha,
                 dim: c,
             };
-            let jacobi = if view.jacobi {
-                let diagonal: Vec<f64> = (columns.count.iter())
-                    .map(|&n| n as f64 / m as f64 + alpha)
-                    .collect();
-                Some(InverseDiagonal::new(&diagonal)?)
-            } else {
-                None
-            };
-            let identity = Identity(c);
-            let precond: &dyn LinearOperator = match &jacobi {
-                Some(j) => j,
-                None => &identity,
-            };
+            // Plain CG: preconditioning by A's diagonal took 1.5–1.8× the iterations on
+            // the Mondrian grid's systems (M = 20–50 grids, α = 0.1–1; benches/RESULTS.md).
             let solved = cg::solve(
                 &gram,
-                precond,
+                &Identity(c),
                 &columns.r,
                 1,
                 Some(w),
