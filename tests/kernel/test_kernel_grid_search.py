@@ -189,6 +189,22 @@ def test_inputs_are_checked() -> None:
         MondrianGridRidgeCV(3).fit(X[:1], y[:1])
 
 
+@pytest.mark.parametrize("solver", ["cholesky", "inverse"])
+def test_a_dense_route_named_is_refused_past_max_dense_features(solver: str) -> None:
+    """A dense factor asked for by name is never grown past ``max_dense_features`` (which
+    bounds its memory); the refusal names the parameter and the estimator is left as it was;
+    under solver="auto" the same search hands over to conjugate gradients instead."""
+    X, y = toy(200, 5)
+    model = MondrianGridRidgeCV(5, alpha=0.1, max_iter=10, random_state=0).fit(X, y)
+    before = model.lifetimes_.copy()
+    model.set_params(solver=solver, max_dense_features=8)
+    with pytest.raises(ValueError, match="max_dense_features = 8"):
+        model.fit(X, y)
+    np.testing.assert_array_equal(model.lifetimes_, before)
+    auto = MondrianGridRidgeCV(5, alpha=0.1, max_iter=10, max_dense_features=8, random_state=0)
+    assert "gradient" in set(auto.fit(X, y).path_["solver"])
+
+
 def test_results_do_not_depend_on_n_jobs_and_survive_pickling() -> None:
     X, y = toy(200, 4)
     Q = np.random.default_rng(9).uniform(-0.2, 1.2, size=(50, 2))

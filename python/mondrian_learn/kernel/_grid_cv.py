@@ -98,11 +98,15 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         report's §5.1); conjugate gradients warm-started from the previous weights (to
         ``gradient_tol``: an approximation); auto = Cholesky while C ≤ ``max_dense_features``,
         then conjugate gradients.
-    max_dense_features : int, default=512
+    max_dense_features : int, default=256
         Largest C for the dense C × C factor under ``solver="auto"``. A cut changes every
         cell it crosses — tens to hundreds of columns at O(C²) each — while conjugate
-        gradients cost O(N·M) per iteration whatever C: measured, the factor is faster only
-        up to C of a few hundred (``benches/RESULTS.md``).
+        gradients cost O(N·M) per iteration whatever C: measured per trial move, the factor
+        is faster only up to C of a few hundred (it loses between C = 143 and 365 for
+        N = 1,000, M = 50, between 408 and 754 for N = 5,000, M = 20; ``benches/RESULTS.md``).
+        It also bounds the dense routes asked for by name
+        (``"cholesky"``, ``"inverse"``): a search that needs more columns is refused, and the
+        refit beyond it uses conjugate gradients.
     gradient_tol : float, default=1e-6
         Conjugate gradients stop at ‖Φᵀy − Aw‖ ≤ tol · ‖Φᵀy‖ ...
     gradient_max_iter : int, default=300
@@ -167,7 +171,7 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         "validation_fraction": VALIDATION_FRACTION,
         "lifetime_threshold": Param(0.5, Real(low=0)),
         "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
-        "max_dense_features": Param(512, *COUNT),
+        "max_dense_features": Param(256, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
         "gradient_max_iter": Param(300, *COUNT),
         **SCALING,
@@ -219,7 +223,12 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         m, n_points = int(self.n_estimators), X.shape[0] + len(y_val)
         dense = min(int(self.max_dense_features), 2**31)
         check_memory("max_dense_features", self.max_dense_features, 4.0 * dense**2, "the factor")
-        check_memory("n_estimators", m, 12.0 * m * n_points, "each point's cell in every grid")
+        check_memory(
+            "n_estimators",
+            m,
+            (8.0 + X.shape[1]) * m * n_points,
+            "each point's cell in every grid, each gap's state in every grid and feature",
+        )
         search = _core.GridSearch(
             as_core_array(train_X),
             as_core_array(train_y),

@@ -7,12 +7,14 @@
 //!   per grid, the birth time of its first cut, drawn lazily; per dimension, all grids' cuts
 //!   in birth order.
 //! - [`search`]: the lifetime search's state — the grids at the current (λ_d), the ridge
-//!   solution kept by the lifetime path's solver through every split and merge of cells, and
-//!   trial moves undone exactly (§5.1–5.3). The optimisers that drive it live in Python.
+//!   solution kept by the lifetime path's solver through every split and merge of cells
+//!   (`moves.rs`), and trial moves undone exactly (§5.1–5.3). The optimisers that drive it
+//!   live in Python.
 //! - [`model`]: ridge on the grid features at fixed lifetimes, fitted from scratch, and its
 //!   predictions for new points with the gaps' unseen cuts integrated out.
 
 pub mod model;
+mod moves;
 pub mod process;
 pub mod search;
 

@@ -163,7 +163,8 @@ impl GridRidge {
                 r[col as usize] += (yi - intercept) * scale;
             }
         }
-        let (weights, cg_iterations) = if options.is_dense(c) {
+        // A refit never holds a dense factor past the limit, whichever route the search took.
+        let (weights, cg_iterations) = if options.is_dense(c) && c <= options.max_dense_features {
             let packed =
                 gram_by_partition(&cells.first, &cells.rows_pos, m, options.alpha, None, pool);
             let factor = Cholesky::factor(packed, c, Some(pool))?;

@@ -220,6 +220,15 @@ fn the_dense_factor_hands_over_to_gradients_past_its_limit() {
     assert_eq!(point.solver, SolverUsed::Gradient);
     let (weights, _, _) = from_scratch(&mut search, &x, &y, &xv, &point.lifetimes);
     assert_rel(&search.row_weights(), &weights, 1e-7);
+    // A dense route asked for by name is refused past the limit, not grown without bound.
+    let mut forced = options(SolverChoice::Cholesky);
+    forced.max_dense_features = 20;
+    let mut search = GridSearch::new(&x, &y, &xv, &yv, 3, 4, 11, forced).expect("search");
+    search.move_to(0, 12).expect("within the limit");
+    let before = search.evaluate(&p).expect("evaluate");
+    let refused = search.move_to(1, 12).expect_err("beyond the limit");
+    assert!(format!("{refused}").contains("max_dense_features"));
+    assert_eq!(search.evaluate(&p).expect("evaluate"), before); // as it was
 }
 
 #[test]
