@@ -125,6 +125,10 @@ def estimator_zoo() -> dict[str, tuple[Any, dict[str, Any]]]:
             ml.MondrianKernelRidgeCV(5, 3.0, lifetimes=5, random_state=0),
             {"solver": "lu"},
         ),
+        "grid_ridge_cv": (
+            ml.MondrianGridRidgeCV(5, max_iter=15, random_state=0),
+            {"search": "greedy"},
+        ),
         "partition_kernel": (
             partition.RandomPartitionKernel(cut, 10, random_state=0),
             {"n_partitions": 0},

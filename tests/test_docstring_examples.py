@@ -13,6 +13,8 @@ MODULES = [
     "kernel._features",
     "kernel._ridge",
     "kernel._path_cv",
+    "kernel._grid",
+    "kernel._grid_cv",
     "kernel.baselines",
     "partition._kernel",
     "partition._samplers",

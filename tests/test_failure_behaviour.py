@@ -34,6 +34,8 @@ MID_FIT = {
         ("mondrian_learn.kernel.baselines", "check_random_state"),
     ),
     "laplace_ridge": ("mondrian_learn.kernel.baselines", "cdist"),
+    # After the search state is built, before the search.
+    "grid_ridge_cv": ("mondrian_learn.kernel._grid_cv", "run_search"),
 }
 
 

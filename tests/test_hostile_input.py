@@ -27,6 +27,7 @@ Y = np.sin(4 * X[:, 0])
         lambda n: ml.MondrianKernelFeatures(n_estimators=n),
         lambda n: ml.MondrianKernelRidge(n_estimators=n),
         lambda n: ml.MondrianKernelRidgeCV(n_estimators=n, max_lifetime=1.0),
+        lambda n: ml.MondrianGridRidgeCV(n_estimators=n),
         lambda n: partition.RandomPartitionKernel(n_partitions=n),
         lambda n: partition.RandomPartitionKernel("random_forest", n_partitions=n),
     ],
@@ -187,6 +188,7 @@ def test_forest_hyper_parameters_at_their_bounds_give_finite_positive_std(
     [
         ml.MondrianKernelRidge(5, 2.0, random_state=0),
         ml.MondrianKernelRidgeCV(5, 2.0, lifetimes=5, random_state=0),
+        ml.MondrianGridRidgeCV(3, max_iter=5, random_state=0),
         partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), 10),
         ml.kernel.baselines.LaplaceKernelRidge(),
         ml.MondrianForestRegressor(3),
@@ -231,6 +233,7 @@ def test_mondrian_partitions_refuse_boxes_that_overflow() -> None:
         ml.MondrianForestRegressor(3, random_state=0),
         ml.MondrianKernelRidge(3, 2.0, random_state=0),
         ml.MondrianKernelRidgeCV(3, 2.0, lifetimes=5, random_state=0),
+        ml.MondrianGridRidgeCV(3, max_iter=5, random_state=0),
         partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), 5),
     ],
 )

@@ -22,6 +22,7 @@ MODELS: dict[str, Any] = {
     "forest_classifier": lambda: ml.MondrianForestClassifier(3, random_state=0).fit(X, Y > 0),
     "kernel_features": lambda: ml.MondrianKernelFeatures(4, 2.0, random_state=0).fit(X),
     "kernel_ridge": lambda: ml.MondrianKernelRidge(4, 2.0, random_state=0).fit(X, Y),
+    "grid_ridge": lambda: ml.MondrianGridRidgeCV(3, max_iter=10, random_state=0).fit(X, Y),
     "partition_kernel": lambda: partition.RandomPartitionKernel(
         partition.MondrianPartitions(lifetime=2.0), 5, random_state=0
     ).fit(X),

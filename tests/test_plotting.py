@@ -15,6 +15,7 @@ from mondrian_learn.calibration import LEVELS, coverage_errors  # noqa: E402
 from mondrian_learn.plotting import (  # noqa: E402
     CalibrationDisplay,
     LifetimePathDisplay,
+    LifetimeSearchDisplay,
     PartitionDisplay,
     PredictiveBandDisplay,
 )
@@ -71,4 +72,14 @@ def test_calibration_and_lifetime_path_displays() -> None:
     np.testing.assert_allclose(
         drawn.lines_[0].get_ydata(), forest.path_["train_log_loss"][forest.path_["lifetimes"] > 0]
     )
+    plt.close("all")
+
+
+def test_lifetime_search_display_draws_each_feature_and_the_criterion() -> None:
+    grid = ml.MondrianGridRidgeCV(5, max_iter=15, random_state=0).fit(X2, Y2)
+    display = LifetimeSearchDisplay.from_estimator(grid)
+    assert len(display.lines_) == X2.shape[1]
+    for d, line in enumerate(display.lines_):
+        np.testing.assert_allclose(line.get_ydata(), grid.path_["lifetimes"][:, d])
+    np.testing.assert_allclose(display.criterion_line_.get_ydata(), grid.path_["criterion"])
     plt.close("all")

@@ -68,6 +68,7 @@ ESTIMATORS: dict[str, Callable[[], Any]] = {
     "kernel_ridge_cv": lambda: ml.MondrianKernelRidgeCV(3, 2.0, lifetimes=5, random_state=0),
     "fourier": lambda: baselines.LaplaceFourierFeatures(4, random_state=0),
     "grid": lambda: kernel.MondrianGridFeatures(3, random_state=0),
+    "grid_ridge_cv": lambda: kernel.MondrianGridRidgeCV(3, max_iter=10, random_state=0),
     "binning": lambda: baselines.RandomBinningFeatures(3, random_state=0),
     "laplace_ridge": lambda: baselines.LaplaceKernelRidge(),
     "partition_kernel": lambda: partition.RandomPartitionKernel(CUT, 5, random_state=0),

@@ -17,3 +17,5 @@ def test_readme_snippets_run_in_order() -> None:
     clf = namespace["clf"]
     far = clf.predict_proba([[30.0, -30.0, 0.5, 0.5, 0.5]])[0]
     assert abs(far[0] - 0.5) < 0.05  # the README's "far: ≈ 1/2"
+    grid = namespace["grid"]
+    assert grid.selected_features_.tolist() == [0, 1]  # the README's "x₂ is noise"

@@ -18,6 +18,7 @@ import mondrian_learn
 from mondrian_learn import (
     MondrianForestClassifier,
     MondrianForestRegressor,
+    MondrianGridRidgeCV,
     MondrianKernelFeatures,
     MondrianKernelRidge,
     MondrianKernelRidgeCV,
@@ -62,6 +63,7 @@ CASES: list[tuple[str, Callable[[], Any]]] = [
     ("kernel features", lambda: MondrianKernelFeatures(20, lifetime=3.0)),
     ("kernel ridge", lambda: MondrianKernelRidge(20, lifetime=3.0, alpha=1e-2)),
     ("kernel ridge CV", lambda: MondrianKernelRidgeCV(10, lifetimes=10)),
+    ("grid ridge CV", lambda: MondrianGridRidgeCV(5, max_iter=15)),
     ("Fourier features", lambda: LaplaceFourierFeatures(20, lifetime=3.0)),
     ("random binning", lambda: RandomBinningFeatures(20, lifetime=3.0)),
     ("exact Laplace ridge", lambda: LaplaceKernelRidge(lifetime=3.0, alpha=1e-2)),

@@ -15,6 +15,7 @@ from mondrian_learn.forest import (
     MondrianForestRegressorCV,
 )
 from mondrian_learn.kernel import (
+    MondrianGridRidgeCV,
     MondrianKernelFeatures,
     MondrianKernelRidge,
     MondrianKernelRidgeCV,
@@ -32,6 +33,7 @@ __all__ = [
     "MondrianForestClassifierCV",
     "MondrianForestRegressor",
     "MondrianForestRegressorCV",
+    "MondrianGridRidgeCV",
     "MondrianKernelFeatures",
     "MondrianKernelRidge",
     "MondrianKernelRidgeCV",

@@ -328,6 +328,66 @@ class LifetimePathDisplay:
         return self
 
 
+class LifetimeSearchDisplay:
+    """The Mondrian grid's lifetime search (:class:`MondrianGridRidgeCV`): each feature's λ_d
+    against the step, the criterion on a second axis, the chosen step marked.
+
+    Parameters
+    ----------
+    path : dict of arrays
+        ``path_`` of a fitted :class:`MondrianGridRidgeCV`.
+    chosen : int or None
+        The chosen step (``best_index_``), if any.
+    feature_names : list of str or None
+        Labels of the features (None: x0, x1, …).
+    """
+
+    def __init__(
+        self, path: dict, chosen: int | None = None, feature_names: list[str] | None = None
+    ) -> None:
+        self.path, self.chosen, self.feature_names = path, chosen, feature_names
+
+    @classmethod
+    def from_estimator(cls, estimator: Any, ax: Any = None) -> LifetimeSearchDisplay:
+        """Draw the search of a fitted :class:`MondrianGridRidgeCV`.
+
+        Parameters
+        ----------
+        estimator : MondrianGridRidgeCV
+            Fitted.
+        ax : matplotlib Axes or None, default=None
+            Where to draw (None: a new figure).
+
+        Returns
+        -------
+        display : LifetimeSearchDisplay
+            With ``ax_``, ``figure_``, ``lines_`` (one per feature) and ``criterion_line_``.
+        """
+        names = getattr(estimator, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
+        return cls(estimator.path_, int(estimator.best_index_), names).plot(ax)
+
+    def plot(self, ax: Any = None) -> LifetimeSearchDisplay:
+        ax = _axes(ax)
+        steps, lifetimes = np.asarray(self.path["step"]), np.asarray(self.path["lifetimes"])
+        names = self.feature_names or [f"x{d}" for d in range(lifetimes.shape[1])]
+        self.lines_ = [
+            ax.plot(steps, lifetimes[:, d], label=names[d])[0] for d in range(len(names))
+        ]
+        ax.set_xlabel("step of the search")
+        ax.set_ylabel("lifetime λ_d")
+        twin = ax.twinx()
+        (self.criterion_line_,) = twin.plot(
+            steps, self.path["criterion"], color="black", ls="--", label="criterion"
+        )
+        twin.set_ylabel("criterion (validation MSE or −log evidence)")
+        if self.chosen is not None:
+            ax.axvline(self.chosen, color="gray", ls=":", label="chosen")
+        ax.legend(fontsize="small", ncol=2)
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
 #: The docstring of the Displays' ``plot`` (one text for the three that take only ``ax``).
 PLOT_DOC = """Draw (again) on ``ax``.
 
@@ -342,5 +402,5 @@ display : {name}
     Itself.
 """
 
-for _display in (PartitionDisplay, CalibrationDisplay, LifetimePathDisplay):
+for _display in (PartitionDisplay, CalibrationDisplay, LifetimePathDisplay, LifetimeSearchDisplay):
     _display.plot.__doc__ = PLOT_DOC.format(name=_display.__name__)

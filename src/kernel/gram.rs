@@ -31,8 +31,6 @@ pub(crate) fn row_columns(
 }
 
 /// Lower triangle of ΦᵀWΦ + αI, row-packed (W the row weights, the identity when None).
-/// Tree t's columns form a band of rows, filled by one task from the rows' column lists, so
-/// the sums are exact (counts without weights) in a fixed order.
 pub(crate) fn gram_packed(
     map: &FeatureMap,
     cols: &[u32],
@@ -42,8 +40,6 @@ pub(crate) fn gram_packed(
     pool: &ThreadPool,
 ) -> Vec<f64> {
     let c = map.n_columns();
-    let offset = |i: usize| i * (i + 1) / 2;
-    let mut packed = vec![0.0; offset(c)];
     // First column of each tree: columns are ordered by tree.
     let mut first = vec![c; m + 1];
     for (col, &(t, _)) in map.owner.iter().enumerate().rev() {
@@ -52,6 +48,25 @@ pub(crate) fn gram_packed(
     for t in (0..m).rev() {
         first[t] = first[t].min(first[t + 1]);
     }
+    gram_by_partition(&first, cols, m, alpha, weights, pool)
+}
+
+/// Lower triangle of ΦᵀWΦ + αI, row-packed, for features with one column per partition and
+/// row (`cols`, N × M, the Mondrian trees' leaves or the Mondrian grids' cells) whose
+/// partition t owns the columns `first[t]..first[t + 1]`. Partition t's columns form a band of
+/// rows, filled by one task from the rows' column lists, so the sums are exact (counts
+/// without weights) in a fixed order.
+pub(crate) fn gram_by_partition(
+    first: &[usize],
+    cols: &[u32],
+    m: usize,
+    alpha: f64,
+    weights: Option<&[f64]>,
+    pool: &ThreadPool,
+) -> Vec<f64> {
+    let c = first[m];
+    let offset = |i: usize| i * (i + 1) / 2;
+    let mut packed = vec![0.0; offset(c)];
     let mut bands = Vec::with_capacity(m);
     let mut rest = packed.as_mut_slice();
     for t in 0..m {

@@ -6,6 +6,7 @@
 
 pub mod features;
 pub mod gram;
+pub mod grid;
 pub mod mondrian_features;
 pub mod online;
 pub mod path;

@@ -9,6 +9,7 @@ mod forest_regression;
 mod forest_shard;
 mod input_map;
 mod kernel;
+mod kernel_grid;
 mod linalg;
 mod partition;
 mod pickle;
@@ -24,6 +25,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<forest::Forest>()?;
     m.add_class::<kernel::KernelFeatures>()?;
     m.add_class::<kernel::KernelRidge>()?;
+    m.add_class::<kernel_grid::GridRidge>()?;
+    m.add_class::<kernel_grid::GridSearch>()?;
     m.add_class::<partition::PartitionKernel>()?;
     m.add_function(wrap_pyfunction!(input_map::unit_box, m)?)?;
     m.add_function(wrap_pyfunction!(input_map::to_unit_box, m)?)?;

@@ -13,6 +13,7 @@ use crate::parallel::{pool, Interrupt};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use rayon::ThreadPool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -96,16 +97,20 @@ where
     F: for<'c> FnOnce(&Call<'c>) -> Result<T> + Send,
 {
     let me = std::thread::current();
+    // Set before the worker wakes this thread: `is_finished` turns true only once the worker
+    // has exited, after its wake-up, and waiting on it cost a whole poll interval per call.
+    let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let outcome = work(call);
+            done.store(true, Ordering::Release);
             me.unpark();
             outcome
         });
         let mut signal = None;
-        while !worker.is_finished() {
+        while !done.load(Ordering::Acquire) {
             std::thread::park_timeout(SIGNAL_POLL);
-            if signal.is_none() && !worker.is_finished() {
+            if signal.is_none() && !done.load(Ordering::Acquire) {
                 if let Err(e) = Python::attach(|py| py.check_signals()) {
                     call.interrupt.request();
                     signal = Some(e);

@@ -68,3 +68,20 @@ def test_exact_laplace_ridge_matches_scikit_learn(points) -> None:  # type: igno
     ours = LaplaceKernelRidge(lifetime=1.5, alpha=1e-3, scale_features=False).fit(X, y)
     theirs = KernelRidge(alpha=1e-3, kernel="laplacian", gamma=1.5).fit(X, y - y.mean())
     np.testing.assert_allclose(ours.predict(Q), theirs.predict(Q) + y.mean(), rtol=1e-8)
+
+
+def test_exact_ard_laplace_ridge_scales_each_feature(points) -> None:  # type: ignore[no-untyped-def]
+    """One lifetime per feature (the Mondrian grid's limit): the kernel of λ-scaled points;
+    equal lifetimes give the plain kernel, a zero lifetime ignores its feature."""
+    X, Q = points
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+    lifetimes = np.array([2.0, 0.5, 0.0])
+    ard = LaplaceKernelRidge(lifetime=lifetimes, alpha=1e-3, scale_features=False).fit(X, y)
+    scaled = LaplaceKernelRidge(lifetime=1.0, alpha=1e-3, scale_features=False)
+    scaled.fit(X * lifetimes, y)
+    np.testing.assert_allclose(ard.predict(Q), scaled.predict(Q * lifetimes), rtol=1e-10)
+    same = LaplaceKernelRidge(lifetime=[1.5] * 3, alpha=1e-3, scale_features=False).fit(X, y)
+    plain = LaplaceKernelRidge(lifetime=1.5, alpha=1e-3, scale_features=False).fit(X, y)
+    np.testing.assert_allclose(same.predict(Q), plain.predict(Q), rtol=1e-10)
+    with pytest.raises(ValueError, match="3 numbers"):
+        LaplaceKernelRidge(lifetime=[1.0, 2.0]).fit(X, y)

@@ -25,6 +25,7 @@ from mondrian_learn._validation import (
     SCALE_FEATURES_DOC,
     SCALING,
     Param,
+    RealArray,
     check_memory,
     check_target_scale,
 )
@@ -195,7 +196,9 @@ class RandomBinningFeatures(CellIndicatorFeatures):
 class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
     """Exact kernel ridge regression with the Laplace kernel exp(−λ‖x − x'‖₁), the limit the
     random features approximate: h = (K + αI)⁻¹(y − ȳ), predictions ȳ + K(x, X) h, as the
-    Mondrian kernel paper's reference line (targets centred). O(N²) memory, O(N³) time.
+    Mondrian kernel paper's reference line (targets centred). O(N²) memory, O(N³) time. With
+    one lifetime per feature it is the ARD Laplace kernel exp(−Σ_d λ_d |x_d − x'_d|), the limit
+    of the Mondrian grid (Balog's report, ch. 5).
 
     It is scikit-learn's ``KernelRidge(kernel="laplacian", gamma=lifetime, alpha=alpha)`` fitted
     on the scaled X and ``y − ȳ`` with ȳ added back (tested equal to 1e-10); kept as a small
@@ -204,8 +207,9 @@ class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
 
     Parameters
     ----------
-    lifetime : float, default=1.0
-        λ ≥ 0, the inverse kernel width, in the units of the scaled features.
+    lifetime : float or array-like of shape (n_features,), default=1.0
+        λ ≥ 0, the inverse kernel width, in the units of the scaled features; one per
+        feature for the ARD kernel.
     alpha : float, default=1.0
         Ridge penalty δ² > 0 (as in :class:`MondrianKernelRidge`).
     {SCALE_FEATURES_DOC}
@@ -233,21 +237,34 @@ class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
     __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
 
     _parameters = {
-        "lifetime": Param(1.0, *FINITE_LIFETIME),
+        "lifetime": Param(1.0, *FINITE_LIFETIME, RealArray(low=0)),
         "alpha": Param(1.0, *POSITIVE),
         **SCALING,
     }
+
+    def _distances(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """Σ_d λ_d |a_d − b_d| between the rows of ``A`` and ``B`` (scaled points)."""
+        lifetime = np.asarray(self.lifetime, dtype=np.float64)
+        if not lifetime.ndim:
+            return float(lifetime) * cdist(A, B, "cityblock")
+        if lifetime.shape != (self.n_features_in_,):
+            raise ValueError(
+                f"lifetime must be a number or {self.n_features_in_} numbers (one per "
+                f"feature), got {lifetime.size}"
+            )
+        # The ARD distance is the plain L1 distance between the points scaled by λ.
+        return cdist(A * lifetime, B * lifetime, "cityblock")
 
     @restore_on_failure
     @document("X", "y")
     def fit(self, X: Any, y: Any) -> LaplaceKernelRidge:
         """Solve for the dual coefficients by a Cholesky factor of K + αI."""
         self._validate_params()
-        lifetime, alpha = float(self.lifetime), float(self.alpha)
+        alpha = float(self.alpha)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         check_target_scale(y)
         X = self._fit_unit_box(X)
-        gram = np.exp(-lifetime * cdist(X, X, "cityblock"))
+        gram = np.exp(-self._distances(X, X))
         gram[np.diag_indices_from(gram)] += alpha
         self.intercept_ = float(y.mean())
         factor = scipy.linalg.cho_factor(gram, overwrite_a=True)
@@ -259,5 +276,5 @@ class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
     def predict(self, X: Any) -> np.ndarray:
         """ȳ + K(x, X_fit) h."""
         X = self._fitted_input(X)
-        cross = np.exp(-float(self.lifetime) * cdist(X, self.X_fit_, "cityblock"))
+        cross = np.exp(-self._distances(X, self.X_fit_))
         return self.intercept_ + cross @ self.dual_coef_

@@ -10,7 +10,7 @@ pub struct Removed {
 }
 
 /// The active feature columns in solver order, and per column Φᵀy and its number of rows.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Columns {
     pub fid_at: Vec<u32>,
     pub pos_of: Vec<u32>,

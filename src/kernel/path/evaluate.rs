@@ -1,10 +1,12 @@
 //! A checkpoint of the lifetime path: the ridge weights, training error and log evidence of
-//! the model with the active columns. The dense routes read the weights off their factor;
+//! the model with the active columns (also the Mondrian grid's, `kernel::grid`, whose
+//! features have the same shape: one column per partition and row). The dense routes read the weights off their factor;
 //! the gradient route (§4.2.2) runs conjugate gradients on A w = Φᵀy from its current weights.
 
+use super::columns::Columns;
 use super::solver::PathSolver;
 use super::sweep::Sweep;
-use super::PathPoint;
+use super::{PathOptions, PathPoint};
 use crate::error::Result;
 use crate::kernel::ridge::log_evidence;
 use crate::linalg::cg;
@@ -14,11 +16,11 @@ use rayon::ThreadPool;
 
 /// A = ΦᵀΦ + αI through the rows' column positions (N × M, row-major): each row of Φ holds
 /// 1/√M in its M columns.
-struct RidgeGram<'a> {
-    rows_pos: &'a [u32],
-    m: usize,
-    alpha: f64,
-    dim: usize,
+pub struct RidgeGram<'a> {
+    pub rows_pos: &'a [u32],
+    pub m: usize,
+    pub alpha: f64,
+    pub dim: usize,
 }
 
 impl LinearOperator for RidgeGram<'_> {
@@ -44,83 +46,116 @@ impl LinearOperator for RidgeGram<'_> {
     }
 }
 
+/// What a checkpoint needs of a sweep's state: the feature id of every training row in every
+/// one of the `m` partitions (row-major, N × M; each row of Φ holds 1/√M in those M columns),
+/// the active columns, the centred targets and their squared norm.
+pub struct RidgeView<'a> {
+    pub row_fid: &'a [u32],
+    pub m: usize,
+    pub columns: &'a Columns,
+    pub yc: &'a [f64],
+    pub centred: f64,
+    pub options: &'a PathOptions,
+}
+
 impl Sweep<'_> {
     /// Weights (into `weights`, solver order), training error and evidence at this point.
     pub fn evaluate(&mut self, weights: &mut Vec<f64>, pool: &ThreadPool) -> Result<PathPoint> {
-        let m = self.m();
-        let scale = self.scale();
-        let alpha = self.options.alpha;
-        let c = self.columns.fid_at.len();
-        let columns = &self.columns;
-        let rows_pos = || -> Vec<u32> {
-            (self.row_fid.iter())
-                .map(|&f| columns.pos_of[f as usize])
-                .collect()
+        let view = RidgeView {
+            row_fid: &self.row_fid,
+            m: self.m(),
+            columns: &self.columns,
+            yc: &self.yc,
+            centred: self.centred,
+            options: self.options,
         };
-        let mut cg_iterations = 0;
-        let (z_norm2, log_det, exact) = match &mut self.solver {
-            PathSolver::Cholesky(st) => {
-                *weights = st.weights();
-                (dot(&st.z, &st.z), st.factor.log_det(), true)
-            }
-            PathSolver::Inverse(inv) => {
-                weights.resize(c, 0.0);
-                inv.apply(&columns.r, weights);
-                (dot(&columns.r, weights), inv.log_det(), true)
-            }
-            PathSolver::Gradient(w) => {
-                let positions = rows_pos();
-                let gram = RidgeGram {
-                    rows_pos: &positions,
-                    m,
-                    alpha,
-                    dim: c,
-                };
-                let solved = cg::solve(
-                    &gram,
-                    &Identity(c),
-                    &columns.r,
-                    1,
-                    Some(w),
-                    self.options.gradient_tol,
-                    self.options.gradient_max_iter,
-                    pool,
-                )?;
-                *w = solved.x;
-                cg_iterations = solved.iterations[0];
-                weights.clone_from(w);
-                (f64::NAN, f64::NAN, false)
-            }
-        };
-        // With A w = r exactly, ‖y − Φw‖² = ‖y‖² − 2wᵀr + wᵀ(A − αI)w = ‖y‖² − ‖z‖² − α‖w‖²
-        // (wᵀr = ‖z‖²): O(C) instead of O(NM). The subtraction loses about ε‖y‖²/RSS relative,
-        // so a fit closer than 1e-6 of ‖y‖² is summed directly, as are the gradient route's.
-        let centred = self.centred;
-        let shortcut = centred - z_norm2 - alpha * dot(weights, weights);
-        let train_sse = if exact && shortcut > 1e-6 * centred {
-            shortcut
-        } else {
-            rows_pos()
-                .chunks_exact(m)
-                .zip(&self.yc)
-                .map(|(pos, y)| {
-                    let fit: f64 = pos.iter().map(|&p| weights[p as usize]).sum::<f64>() * scale;
-                    (y - fit).powi(2)
-                })
-                .sum()
-        };
-        let n = self.yc.len();
-        Ok(PathPoint {
-            lifetime: 0.0,
-            n_cuts: 0,
-            n_features: c,
-            train_mse: train_sse / n as f64,
-            validation_mse: f64::NAN,
-            log_evidence: log_evidence(n, centred, z_norm2, c, alpha, log_det),
-            log_det,
-            solver: self.solver.used(),
-            cg_iterations,
-            weights: None,
-        })
+        evaluate(&view, &mut self.solver, weights, pool)
     }
+}
+
+/// Weights (into `weights`, solver order), training error and evidence of the ridge on the
+/// columns of `view` held by `solver` (the gradient route's weights advance by CG).
+pub fn evaluate(
+    view: &RidgeView<'_>,
+    solver: &mut PathSolver,
+    weights: &mut Vec<f64>,
+    pool: &ThreadPool,
+) -> Result<PathPoint> {
+    let m = view.m;
+    let scale = 1.0 / (m as f64).sqrt();
+    let alpha = view.options.alpha;
+    let columns = view.columns;
+    let c = columns.fid_at.len();
+    let rows_pos = || -> Vec<u32> {
+        (view.row_fid.iter())
+            .map(|&f| columns.pos_of[f as usize])
+            .collect()
+    };
+    let mut cg_iterations = 0;
+    let (z_norm2, log_det, exact) = match solver {
+        PathSolver::Cholesky(st) => {
+            *weights = st.weights();
+            (dot(&st.z, &st.z), st.factor.log_det(), true)
+        }
+        PathSolver::Inverse(inv) => {
+            weights.resize(c, 0.0);
+            inv.apply(&columns.r, weights);
+            (dot(&columns.r, weights), inv.log_det(), true)
+        }
+        PathSolver::Gradient(w) => {
+            let positions = rows_pos();
+            let gram = RidgeGram {
+                rows_pos: &positions,
+                m,
+                alpha,
+                dim: c,
+            };
+            // Plain CG: preconditioning by A's diagonal took 1.5–1.8× the iterations on
+            // the Mondrian grid's systems (M = 20–50 grids, α = 0.1–1; benches/RESULTS.md).
+            let solved = cg::solve(
+                &gram,
+                &Identity(c),
+                &columns.r,
+                1,
+                Some(w),
+                view.options.gradient_tol,
+                view.options.gradient_max_iter,
+                pool,
+            )?;
+            *w = solved.x;
+            cg_iterations = solved.iterations[0];
+            weights.clone_from(w);
+            (f64::NAN, f64::NAN, false)
+        }
+    };
+    // With A w = r exactly, ‖y − Φw‖² = ‖y‖² − 2wᵀr + wᵀ(A − αI)w = ‖y‖² − ‖z‖² − α‖w‖²
+    // (wᵀr = ‖z‖²): O(C) instead of O(NM). The subtraction loses about ε‖y‖²/RSS relative,
+    // so a fit closer than 1e-6 of ‖y‖² is summed directly, as are the gradient route's.
+    let centred = view.centred;
+    let shortcut = centred - z_norm2 - alpha * dot(weights, weights);
+    let train_sse = if exact && shortcut > 1e-6 * centred {
+        shortcut
+    } else {
+        rows_pos()
+            .chunks_exact(m)
+            .zip(view.yc)
+            .map(|(pos, y)| {
+                let fit: f64 = pos.iter().map(|&p| weights[p as usize]).sum::<f64>() * scale;
+                (y - fit).powi(2)
+            })
+            .sum()
+    };
+    let n = view.yc.len();
+    Ok(PathPoint {
+        lifetime: 0.0,
+        n_cuts: 0,
+        n_features: c,
+        train_mse: train_sse / n as f64,
+        validation_mse: f64::NAN,
+        log_evidence: log_evidence(n, centred, z_norm2, c, alpha, log_det),
+        log_det,
+        solver: solver.used(),
+        cg_iterations,
+        weights: None,
+    })
 }

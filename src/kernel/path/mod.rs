@@ -90,7 +90,7 @@ impl SolverChoice {
 
 impl PathOptions {
     /// Whether `c` columns are solved by a dense factor.
-    fn is_dense(&self, c: usize) -> bool {
+    pub(crate) fn is_dense(&self, c: usize) -> bool {
         match self.solver {
             SolverChoice::Auto => c <= self.max_dense_features,
             SolverChoice::Cholesky | SolverChoice::Inverse => true,

@@ -15,6 +15,7 @@
 //!   to a tight tolerance, and is stopped by `gradient_tol` / `gradient_max_iter`.
 
 use super::columns::{Columns, Removed};
+use super::{PathOptions, SolverChoice};
 use crate::error::Result;
 use crate::linalg::cholesky::{apply_rotations, Cholesky, Rotation};
 use crate::linalg::dot;
@@ -49,7 +50,7 @@ pub struct Child<'a> {
 }
 
 /// The Cholesky route's state.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct CholeskyState {
     pub factor: Cholesky,
     pub z: Vec<f64>,
@@ -69,7 +70,7 @@ impl CholeskyState {
 }
 
 /// The solver state of the path.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum PathSolver {
     Cholesky(CholeskyState),
     Inverse(SymmetricInverse),
@@ -77,6 +78,23 @@ pub enum PathSolver {
 }
 
 impl PathSolver {
+    /// The route `options` choose for `initial` columns, with room reserved for
+    /// `final_columns` (the dense routes' memory grows as its square).
+    pub fn for_path(options: &PathOptions, initial: usize, final_columns: usize) -> Self {
+        if !options.is_dense(initial) {
+            Self::Gradient(Vec::new())
+        } else if options.solver == SolverChoice::Inverse {
+            Self::Inverse(SymmetricInverse::with_capacity(final_columns))
+        } else {
+            let mut st = CholeskyState::default();
+            st.factor.reserve(match options.solver {
+                SolverChoice::Auto => final_columns.min(options.max_dense_features.max(initial)),
+                _ => final_columns,
+            });
+            Self::Cholesky(st)
+        }
+    }
+
     /// Which solver this is.
     pub fn used(&self) -> SolverUsed {
         match self {

@@ -4,11 +4,10 @@
 //! products with the other columns).
 
 use super::columns::Columns;
-use super::solver::{Child, CholeskyState, PathSolver};
-use super::{PathOptions, SolverChoice};
+use super::solver::{Child, PathSolver};
+use super::PathOptions;
 use crate::error::{Error, Result};
 use crate::kernel::features::NO_COLUMN;
-use crate::linalg::inverse::SymmetricInverse;
 use crate::mondrian::birth_order::{CutEvent, RowOrder};
 use crate::mondrian::MondrianTree;
 
@@ -62,19 +61,7 @@ impl<'a> Sweep<'a> {
             pos_of: vec![NO_COLUMN; base[m]],
             ..Columns::default()
         };
-        let final_columns = m + n_cuts;
-        let solver = if !options.is_dense(m) {
-            PathSolver::Gradient(Vec::new())
-        } else if options.solver == SolverChoice::Inverse {
-            PathSolver::Inverse(SymmetricInverse::with_capacity(final_columns))
-        } else {
-            let mut st = CholeskyState::default();
-            st.factor.reserve(match options.solver {
-                SolverChoice::Auto => final_columns.min(options.max_dense_features.max(m)),
-                _ => final_columns,
-            });
-            PathSolver::Cholesky(st)
-        };
+        let solver = PathSolver::for_path(options, m, m + n_cuts);
         let centred = crate::linalg::dot(&yc, &yc);
         let mut sweep = Self {
             trees,
