@@ -35,7 +35,7 @@ from mondrian_learn.partition._variance import (
     VARIANCE,
     feature_norms,
     lanczos_start,
-    lanczos_variances,
+    lanczos_variances_from_rows,
 )
 
 #: The least noise-to-signal ratio σ²/s the marginal-likelihood search considers by default.
@@ -302,9 +302,10 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         labels, weights = self.kernel_.assign(X)
         model, threads = self.kernel_.model_, self._threads()
         s, noise = self.signal_variance_, self.noise_variance_
-        lower, upper = lanczos_variances(
-            lambda f: model.gather_sums(f, threads, labels, weights),
-            self._variance_factors(),
+        upper_f, lower_f = self._variance_factors()
+        lower, upper = lanczos_variances_from_rows(
+            model.gather_sums(upper_f, threads, labels, weights),
+            model.gather_sums(lower_f, threads, labels, weights),
             feature_norms(labels, weights),
             s,
             noise,

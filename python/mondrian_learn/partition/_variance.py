@@ -30,7 +30,7 @@ the block).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -65,17 +65,16 @@ def lanczos_start(sizes: np.ndarray, rank: int, seed: int) -> np.ndarray:
     return np.ascontiguousarray(np.column_stack([sizes, sizes[:, None] * noise]))
 
 
-def lanczos_variances(
-    gather: Callable[[np.ndarray], np.ndarray],
-    factors: tuple[np.ndarray, np.ndarray],
+def lanczos_variances_from_rows(
+    upper_rows: np.ndarray,
+    lower_rows: np.ndarray,
     norms: np.ndarray,
     signal: float,
     noise: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of the new points' predictive variances from the two LOVE
-    factors, ``gather(F)`` giving each point its row of ``F`` (the mean over partitions of its
-    clusters' rows, weighted)."""
-    upper_rows, lower_rows = (gather(f) for f in factors)
+    """Lower and upper bounds of the new points' predictive variances from their rows of
+    the two LOVE factors (each point's gather: the mean over partitions of its clusters'
+    rows, weighted) and ``‖φ*‖²``."""
     upper = signal + noise - np.einsum("ij,ij->i", upper_rows, upper_rows)
     lower = noise + signal * (1.0 - norms) + noise * np.einsum("ij,ij->i", lower_rows, lower_rows)
     # Rounding only: the bracket holds exactly in exact arithmetic.
