@@ -169,7 +169,8 @@ class DistributedPartitionKernel:
         import dask
 
         start = time.perf_counter()
-        (shared,) = dask.persist(dask.delayed(np.ascontiguousarray(U), pure=True))
+        # U travels inside the graph (one round trip per product; C × k values per worker).
+        shared = dask.delayed(np.ascontiguousarray(U), pure=True)
         parts = [
             dask.delayed(_block_gram, pure=True)(self._model, lab, shared, self.n_jobs)
             for lab in self.labels

@@ -466,6 +466,7 @@ class PartitionKernelPCA(TransformerMixin, DistributedPartitionEstimator):
     Parameters
     ----------
     n_components : int, default=5
+        Number of principal components.
     sampler, n_partitions, subsample, scale_features, random_state, n_jobs, verbose
         See :class:`DistributedPartitionEstimator`.
     block_size, krylov_depth, tol, max_restarts
