@@ -16,8 +16,9 @@
 //! - [`exact_variance`]: one CG solve per point, in the clusters' space as above when
 //!   `C ≤ N`, else in the training points' space (`s + σ² − k*ᵀ A⁻¹ k*`, CG run far enough
 //!   that the cancellation costs at most a relative `tol`); points in blocks solved in
-//!   parallel. The reference. With few clusters (at most 2,048), `M + ρI` is formed and
-//!   factored densely instead (exact to rounding).
+//!   parallel. The reference. Small systems are formed and factored densely instead (exact
+//!   to rounding): `M + ρI` with at most 2,048 clusters (and no more than points), `S` with at
+//!   most 8,192 points (and more clusters).
 //! - [`lanczos_factors`]: LOVE (Pleiss et al. 2018, "Constant-time predictive distributions
 //!   for Gaussian processes"): one block Lanczos decomposition of `M` serves every new point.
 //!   With `P` an orthonormal basis of the Krylov space `K(M, U)` (`C × L`) and `Y = M P`:
@@ -35,7 +36,7 @@
 //!   shifted by `1e-13` of its largest diagonal, which keeps it an upper bound).
 
 use super::kernel::{Assignment, PartitionKernel, FRESH};
-use super::operators::{solve_system, Preconditioner};
+use super::operators::{solve_system, KernelSystem, Preconditioner};
 use crate::error::{Error, Result};
 use crate::linalg::block::{col_dots, for_rows_mut, gram};
 use crate::linalg::cg;
@@ -260,26 +261,66 @@ fn feature_products(a: &Assignment, m: usize) -> Vec<f64> {
 }
 
 /// The exact predictive variances (or, with `full`, the covariance) of the assigned points
-/// for `s K̂ + σ² V⁻¹` (`row_scale` = √v, the identity when None), by one CG solve per point
-/// in the smaller of two spaces: blocks of [`block_width`] points, as many in parallel as
-/// `pool` has threads.
+/// for `s K̂ + σ² V⁻¹` (`row_scale` = √v, the identity when None), in the smaller of two
+/// spaces ([`ExactPath`]), densely when that space is small:
 ///
-/// - Clusters (`C ≤ N`): `σ² + s (1 − ‖φ*‖²) + σ² φ*ᵀ (M + ρI)⁻¹ φ*` (module notes), CG on
-///   `M + ρI` with Jacobi to the relative residual `tol`.
-/// - Training points (`C > N`): `s + σ² − bᵀ S⁻¹ b` with `S = s D K̂ D + σ² I`, `b = D k*`,
-///   by [`solve_system`] with `preconditioner`. CG's `bᵀ x_k` falls short of `bᵀ S⁻¹ b` by
-///   `r_kᵀ S⁻¹ r_k ≤ ‖r_k‖²/σ²` (`S ⪰ σ² I`), so the CG runs until `‖r_k‖ ≤ √tol σ²`: the
-///   variance, at least σ², is then within a relative `tol` (from above) although it is the
-///   difference of two numbers of order s.
+/// - Clusters (`C ≤ N`): `σ² + s (1 − ‖φ*‖²) + σ² φ*ᵀ (M + ρI)⁻¹ φ*` (module notes): with at
+///   most [`DENSE_CLUSTERS`] clusters by the Cholesky factor of `M + ρI`, else by CG on
+///   `M + ρI` with Jacobi to the relative residual `tol`, one solve per point.
+/// - Training points (`C > N`): `s + σ² − bᵀ S⁻¹ b` with `S = s D K̂ D + σ² I`, `b = D k*`:
+///   with at most [`DENSE_POINTS`] points by the Cholesky factor of `S`, else by
+///   [`solve_system`] with `preconditioner`, one solve per point. CG's `bᵀ x_k` falls short
+///   of `bᵀ S⁻¹ b` by `r_kᵀ S⁻¹ r_k ≤ ‖r_k‖²/σ²` (`S ⪰ σ² I`), so it runs until
+///   `‖r_k‖ ≤ √tol σ²`: the variance, at least σ², is then within a relative `tol` (from
+///   above) although it is the difference of two numbers of order s.
+///
+/// CG solves run in blocks of [`block_width`] points, as many in parallel as `pool` has
+/// threads.
 #[allow(clippy::too_many_arguments)]
 pub fn exact_variance(
     kernel: &PartitionKernel,
     a: &Assignment,
-    (scale, noise): (f64, f64),
+    variances: (f64, f64),
     row_scale: Option<&[f64]>,
     preconditioner: Preconditioner,
-    (tol, max_iter): (f64, usize),
+    stopping: (f64, usize),
     full: bool,
+    pool: &ThreadPool,
+    interrupt: &Interrupt,
+) -> Result<ExactVariance> {
+    let (n, c) = (
+        kernel.n_points(),
+        kernel.cluster_offsets()[kernel.n_partitions()],
+    );
+    let path = match (c <= n, c <= DENSE_CLUSTERS, n <= DENSE_POINTS) {
+        (true, true, _) => ExactPath::DenseClusters,
+        (true, false, _) => ExactPath::Clusters,
+        (false, _, true) => ExactPath::DensePoints,
+        (false, _, false) => ExactPath::Points,
+    };
+    let run = (preconditioner, stopping, full);
+    exact_variance_by(path, kernel, a, variances, row_scale, run, pool, interrupt)
+}
+
+/// How [`exact_variance`] computes: in the clusters' or the training points' space, by a
+/// dense factor or by CG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExactPath {
+    DenseClusters,
+    Clusters,
+    DensePoints,
+    Points,
+}
+
+/// [`exact_variance`] by the given path (any path gives the same values to CG's tolerance).
+#[allow(clippy::too_many_arguments)]
+pub fn exact_variance_by(
+    path: ExactPath,
+    kernel: &PartitionKernel,
+    a: &Assignment,
+    (scale, noise): (f64, f64),
+    row_scale: Option<&[f64]>,
+    (preconditioner, (tol, max_iter), full): (Preconditioner, (f64, usize), bool),
     pool: &ThreadPool,
     interrupt: &Interrupt,
 ) -> Result<ExactVariance> {
@@ -301,12 +342,18 @@ pub fn exact_variance(
         shift: noise / scale,
     };
     let clusters = system.dim();
-    let primal = clusters <= n;
-    let width = block_width(if primal { clusters } else { n });
     let products = feature_products_diagonal(a, m);
-    if primal && clusters <= DENSE_CLUSTERS {
-        return dense_variance(&system, a, (scale, noise), &products, full, pool);
-    }
+    let primal = match path {
+        ExactPath::DenseClusters => {
+            return dense_variance(&system, a, (scale, noise), &products, full, pool)
+        }
+        ExactPath::DensePoints => {
+            return dense_dual_variance(kernel, a, (scale, noise), row_scale, full, pool)
+        }
+        ExactPath::Clusters => true,
+        ExactPath::Points => false,
+    };
+    let width = block_width(if primal { clusters } else { n });
     let jacobi = if primal {
         Some(InverseDiagonal::new(&system.diagonal(pool)?)?)
     } else {
@@ -491,6 +538,94 @@ fn dense_variance(
     })
 }
 
+/// With more clusters than training points and at most this many points, the exact route
+/// factors `S = s D K̂ D + σ² I` densely: `N / 16` block products, `N³/6` multiply-adds, then
+/// `N²/2` per new point.
+const DENSE_POINTS: usize = 8192;
+
+/// [`exact_variance`] through the Cholesky factor `L` of `S` formed densely:
+/// `s + σ² − ‖L⁻¹ b‖²` with `b = D k*`, to rounding (relative error about `ε s / (σ² λ_min)`,
+/// far below CG's).
+fn dense_dual_variance(
+    kernel: &PartitionKernel,
+    a: &Assignment,
+    (scale, noise): (f64, f64),
+    row_scale: Option<&[f64]>,
+    full: bool,
+    pool: &ThreadPool,
+) -> Result<ExactVariance> {
+    let (n, na, m) = (kernel.n_points(), a.n_points, kernel.n_partitions());
+    let system = KernelSystem {
+        kernel,
+        scale,
+        noise,
+        row_scale,
+    };
+    let mut packed = vec![0.0; n * (n + 1) / 2];
+    for start in (0..n).step_by(16) {
+        let w = (n - start).min(16);
+        let mut unit = vec![0.0; n * w];
+        (0..w).for_each(|j| unit[(start + j) * w + j] = 1.0);
+        let mut out = vec![0.0; n * w];
+        system.apply(&unit, w, &mut out, pool)?;
+        // Column start + j, rows i ≥ start + j, into the packed lower triangle.
+        for (i, row) in out.chunks_exact(w).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                let col = start + j;
+                if i >= col {
+                    packed[i * (i + 1) / 2 + col] = v;
+                }
+            }
+        }
+    }
+    let factor = Cholesky::factor(packed, n, Some(pool))?;
+    // Each new point's L⁻¹ D k*, in blocks of 256 points (N × 256 values at a time).
+    let mut solved: Vec<Vec<f64>> = Vec::with_capacity(na);
+    for start in (0..na).step_by(256) {
+        let end = (start + 256).min(na);
+        let w = end - start;
+        let mut b = vec![0.0; n * w];
+        kernel.cross_columns(&columns(a, m, start..end), &mut b, pool)?;
+        let block: Vec<Vec<f64>> = pool.install(|| {
+            (0..w)
+                .into_par_iter()
+                .map(|j| {
+                    let mut x: Vec<f64> = (0..n)
+                        .map(|i| scale * row_scale.map_or(1.0, |d| d[i]) * b[i * w + j])
+                        .collect();
+                    factor.forward_solve(&mut x);
+                    x
+                })
+                .collect()
+        });
+        solved.extend(block);
+    }
+    let values = if full {
+        let features = feature_products(a, m);
+        let mut cov = vec![0.0; na * na];
+        for i in 0..na {
+            for j in 0..=i {
+                let prior = if i == j { 1.0 } else { features[i * na + j] };
+                let v = scale * prior - crate::linalg::dot(&solved[i], &solved[j])
+                    + if i == j { noise } else { 0.0 };
+                cov[i * na + j] = v;
+                cov[j * na + i] = v;
+            }
+        }
+        cov
+    } else {
+        solved
+            .iter()
+            .map(|x| scale + noise - crate::linalg::dot(x, x))
+            .collect()
+    };
+    Ok(ExactVariance {
+        values,
+        iterations: vec![0; na],
+        converged: vec![true; na],
+    })
+}
+
 /// `‖φ_i‖²` of the assigned points, partition by partition (so a point's value does not
 /// depend on the points beside it).
 fn feature_products_diagonal(a: &Assignment, m: usize) -> Vec<f64> {
@@ -636,12 +771,15 @@ mod tests {
     }
 
     #[test]
-    fn exact_route_matches_a_dense_covariance_in_either_space_for_any_thread_count() {
-        // 120 points and 8 partitions of at most 6 clusters: the clusters' space, factored
-        // densely; 30 points and 12 partitions: more clusters than points, the training
-        // points' space. (The clusters' space by CG, beyond 2,048 clusters, is checked
-        // against the dense route in the Python tests.)
-        for (n, m, na) in [(120, 8, 23), (30, 12, 19)] {
+    fn every_exact_path_matches_a_dense_covariance_for_any_thread_count() {
+        // 120 points and 8 partitions of at most 6 clusters: the clusters' space; 30 points
+        // and 12 partitions: more clusters than points, the training points' space. Each by
+        // its dense factor and by CG.
+        let cases = [
+            (120, 8, 23, [ExactPath::DenseClusters, ExactPath::Clusters]),
+            (30, 12, 19, [ExactPath::DensePoints, ExactPath::Points]),
+        ];
+        for (n, m, na, paths) in cases {
             let kernel = random_partition_kernel(n, m, 21);
             let a = new_points(&kernel, na, 22);
             let v: Vec<f64> = random_block(n, 1, 23)
@@ -654,37 +792,26 @@ mod tests {
             for weights in [None, Some(&v[..])] {
                 let d = weights.map(|_| &root[..]);
                 let (want, _) = dense_covariance(&kernel, &a, (s, noise), weights);
-                let run = |threads: usize, full: bool| {
-                    let p = pool(threads).expect("pool");
-                    let pre = Preconditioner::Partition;
-                    exact_variance(
-                        &kernel,
-                        &a,
-                        (s, noise),
-                        d,
-                        pre,
-                        (1e-12, 3000),
-                        full,
-                        &p,
-                        &stop,
-                    )
-                    .expect("solve")
-                };
-                let diag = run(1, false);
-                assert!(diag.converged.iter().all(|&c| c));
-                for j in 0..na {
-                    let want = want[j * na + j];
-                    assert!(
-                        (diag.values[j] - want).abs() < 1e-10 * want,
-                        "{n}: point {j}"
-                    );
-                }
-                let full = run(2, true);
-                for (got, want) in full.values.iter().zip(&want) {
-                    assert!((got - want).abs() < 1e-10, "{n}: {got} vs {want}");
-                }
-                for threads in [2, 7] {
-                    assert_eq!(run(threads, false).values, diag.values, "{threads} threads");
+                for path in paths {
+                    let run = |threads: usize, full: bool| {
+                        let p = pool(threads).expect("pool");
+                        let how = (Preconditioner::Partition, (1e-12, 3000), full);
+                        exact_variance_by(path, &kernel, &a, (s, noise), d, how, &p, &stop)
+                            .expect("solve")
+                    };
+                    let diag = run(1, false);
+                    assert!(diag.converged.iter().all(|&c| c));
+                    for j in 0..na {
+                        let want = want[j * na + j];
+                        assert!((diag.values[j] - want).abs() < 1e-9 * want, "{path:?} {j}");
+                    }
+                    let full = run(2, true);
+                    for (got, want) in full.values.iter().zip(&want) {
+                        assert!((got - want).abs() < 1e-9, "{path:?}: {got} vs {want}");
+                    }
+                    for threads in [2, 7] {
+                        assert_eq!(run(threads, false).values, diag.values, "{threads} threads");
+                    }
                 }
             }
         }
