@@ -20,8 +20,11 @@ worker that holds it, and the labels stay there. With ``G`` the rows' one-hot la
 Rows are placed by the rules' cuts: a Mondrian tree fitted on the subsample extends to every
 row by the cuts it routes it through (its conditional-extension weights, which matter for
 rows outside the subsample's boxes, are not used), so every row is in exactly one cluster of
-every partition (``K̂(x, x) = 1``, a partition of the whole space). A rule that leaves a row
-in no cluster (a callable sampler's label that no subsample row had) is refused.
+every partition (``K̂(x, x) = 1``, a partition of the whole space). New points at prediction
+are placed the same way, so the kernel differs from the in-memory Mondrian kernel only for
+points outside the boxes of the rows the trees were sampled on. A rule that leaves a
+training row in no cluster (a callable sampler's label that no subsample row had) is
+refused.
 """
 
 from __future__ import annotations

@@ -168,10 +168,12 @@ class DistributedPartitionEstimator(EstimatorBase):
         )
 
 
-def _assignment(kernel: RandomPartitionKernel, rows: np.ndarray) -> tuple[Any, Any]:
-    """Labels and weights of new points, as the in-memory estimators place them (the
-    conditional Mondrian's weights included; a point alone in a cluster has FRESH)."""
-    return kernel.assign(rows)
+def _assignment(kernel: RandomPartitionKernel, rows: np.ndarray) -> tuple[Any, None]:
+    """Labels of new points, placed by the rules' cuts as the training rows are (the
+    conditional Mondrian's weights are not used on Dask, see the module notes of
+    :mod:`mondrian_learn.dask._partition`); a point in no cluster (a callable rule's unseen
+    label) is alone there (``FRESH``)."""
+    return np.ascontiguousarray(kernel.assign(rows)[0]), None
 
 
 def _gp_block(
@@ -218,9 +220,11 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
     noise_variance, signal_variance, tol, max_iter, n_probes, lanczos_steps
         As for :class:`mondrian_learn.partition.PartitionGPRegressor` (``tol`` applies to the
         clusters' system).
-    variance : {"exact", "lanczos"}, default="lanczos"
-        Route of ``predict(return_std=True)``; ``"lanczos"`` by default here, since the
-        exact route costs a distributed CG per 16 points.
+    variance : {"exact", "lanczos"}, default="exact"
+        Route of ``predict(return_std=True)``, as in the in-memory estimator. Here the exact
+        route costs a CG solve per 16 points whose every iteration is a distributed product,
+        so ``"lanczos"`` is the route for many points (check it with
+        :meth:`predict_std_bounds`).
     variance_rank : int, default=100
         Dimension of the Lanczos decomposition of the ``"lanczos"`` route.
 
@@ -246,7 +250,7 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
         "max_iter": Param(1000, *COUNT),
         "n_probes": Param(16, Integer(low=2)),
         "lanczos_steps": Param(60, *COUNT),
-        "variance": Param("lanczos", *VARIANCE),
+        "variance": Param("exact", *VARIANCE),
         "variance_rank": Param(100, *COUNT),
         **SCALING,
         **RUNTIME,
@@ -440,7 +444,7 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
 def _scores_block(
     kernel: RandomPartitionKernel, rows: np.ndarray, components: np.ndarray, offset: np.ndarray
 ) -> np.ndarray:
-    """``(φ(x) − μ)ᵀ V`` of a block of new points (weighted as the in-memory kernel's)."""
+    """``(φ(x) − μ)ᵀ V`` of a block of new points."""
     model = kernel.model_
     labels, weights = _assignment(kernel, rows)
     return np.sqrt(model.n_partitions) * model.gather_sums(components, 1, labels, weights) - offset
