@@ -7,8 +7,10 @@ worker that holds it, and the labels stay there. With ``G`` the rows' one-hot la
 (``N × C``, ``C`` clusters over the ``m`` partitions), ``K̂ = G Gᵀ / m``:
 
 - ``K̂ V`` (:meth:`DistributedPartitionKernel.matmul`): per block the cluster sums
-  ``G_bᵀ V_b`` (``C × k``), a tree reduction of those sums, and a per-block gather
-  ``G_b S / m``: what moves between machines is ``C × k`` values per block, never a row.
+  ``G_bᵀ V_b`` (``C × k``), a tree reduction of those sums (on each worker first, then
+  across workers), and a per-block gather ``G_b S / m``: what moves between machines is one
+  ``C × k`` array per worker, never a row. Every block's task runs on the worker that holds
+  its labels.
 - ``M = Gᵀ G / m`` (:meth:`DistributedPartitionKernel.gram`), the same two steps in the other
   order: the clusters' Gram matrix, on which the estimators of this package run the core's
   CG, Lanczos and block Lanczos unchanged (``_core.operator_*``: each product is one call back
@@ -74,6 +76,35 @@ def _add(*parts: np.ndarray) -> np.ndarray:
     return total
 
 
+def share(obj: Any) -> Any:
+    """``obj`` as an argument of delayed calls, sent to each worker once: scattered to every
+    worker when a ``distributed`` client is active (a fitted kernel's rules are megabytes),
+    else computed once by whatever scheduler runs the graphs."""
+    import dask
+
+    try:
+        from distributed import default_client
+
+        client = default_client()
+    except (ImportError, ValueError):
+        return dask.persist(dask.delayed(obj, pure=True))[0]
+    return client.scatter(obj, broadcast=True, hash=False)
+
+
+def _homes(blocks: list[Any]) -> list[str | None]:
+    """The worker holding each persisted block (None without a ``distributed`` client)."""
+    try:
+        from distributed import default_client, futures_of, wait
+
+        client = default_client()
+    except (ImportError, ValueError):
+        return [None] * len(blocks)
+    futures = futures_of(blocks)
+    wait(futures)  # persisting is asynchronous: where a block lives is known after
+    who = client.who_has(futures)
+    return [(list(who.get(b.key, ())) or [None])[0] for b in blocks]
+
+
 def tree_sum(parts: list[Any]) -> Any:
     """The sum of delayed arrays by a tree of additions (``SPLIT_EVERY`` per node), so that
     partial sums meet on the workers rather than all on one."""
@@ -116,15 +147,44 @@ class DistributedPartitionKernel:
         self.n_clusters = int(self.model.cluster_offsets()[-1])
         self._stages = StageTimer(verbose, "DistributedPartitionKernel")
         self.n_products = 0
-        (self._model,) = dask.persist(dask.delayed(self.model, pure=True))
-        (self._kernel,) = dask.persist(dask.delayed(kernel, pure=True))
+        self._model, self._kernel = share(self.model), share(kernel)
         blocks = [b for row in X.to_delayed() for b in row]
         labels = [dask.delayed(_labels, pure=True)(self._kernel, b) for b in blocks]
         self.labels = list(dask.persist(*labels))
+        self._homes = _homes(self.labels)
         self.sizes = self.cluster_sums_of(
             [self._ones(n) for n in self.chunks]  # the clusters' sizes, Gᵀ1
         )[:, 0]
         self._stages.done(f"labelled {self.n_rows} rows in {len(self.chunks)} blocks")
+
+    def _at_home(self, block: int, f: Callable[..., Any], *args: Any) -> Any:
+        """The delayed call ``f(*args)`` for row block ``block``, pinned to the worker that
+        holds the block's labels (a block's labels are hundreds of megabytes; moving them,
+        as Dask's work stealing would, costs more than the product)."""
+        import dask
+
+        home = self._homes[block]
+        if home is None:
+            return dask.delayed(f, pure=True)(*args)
+        with dask.annotate(workers=[home], allow_other_workers=False):
+            return dask.delayed(f, pure=True)(*args)
+
+    def _reduce(self, parts: list[Any]) -> Any:
+        """The sum of the blocks' delayed partial sums: first on each worker (pinned there),
+        then across workers, so each product moves one ``C × k`` array per worker."""
+        import dask
+
+        by_home: dict[Any, list[Any]] = {}
+        for home, part in zip(self._homes, parts):
+            by_home.setdefault(home, []).append(part)
+        local = []
+        for home, group in by_home.items():
+            if home is None:
+                local.append(tree_sum(group))
+                continue
+            with dask.annotate(workers=[home], allow_other_workers=False):
+                local.append(tree_sum(group))
+        return tree_sum(local)
 
     @staticmethod
     def _ones(n: int) -> Any:
@@ -137,30 +197,29 @@ class DistributedPartitionKernel:
         import dask
 
         parts = [
-            dask.delayed(_block_sums, pure=True)(self._model, lab, v, self.n_jobs)
-            for lab, v in zip(self.labels, blocks)
+            self._at_home(i, _block_sums, self._model, lab, v, self.n_jobs)
+            for i, (lab, v) in enumerate(zip(self.labels, blocks))
         ]
-        return np.asarray(dask.compute(tree_sum(parts))[0])
+        return np.asarray(dask.compute(self._reduce(parts))[0])
 
     def matmul(self, V: Any) -> Any:
         """``K̂ V`` for a Dask array ``V`` (``N × k``, or ``N``), as a Dask array chunked like
         the rows: per-block cluster sums, their tree reduction, a per-block gather."""
-        import dask
         import dask.array as da
 
         vector = V.ndim == 1
         V = (V[:, None] if vector else V).rechunk({0: self.chunks, 1: -1})
         k = int(V.shape[1])
         sums = self.cluster_sums_of([b for row in V.to_delayed() for b in row])
-        (shared,) = dask.persist(dask.delayed(sums, pure=True))
+        shared = share(sums)
         out = da.concatenate(
             [
                 da.from_delayed(
-                    dask.delayed(_block_gather, pure=True)(self._model, lab, shared, self.n_jobs),
+                    self._at_home(i, _block_gather, self._model, lab, shared, self.n_jobs),
                     shape=(n, k),
                     dtype=np.float64,
                 )
-                for lab, n in zip(self.labels, self.chunks)
+                for i, (lab, n) in enumerate(zip(self.labels, self.chunks))
             ]
         )
         return out[:, 0] if vector else out
@@ -173,28 +232,27 @@ class DistributedPartitionKernel:
         # U travels inside the graph (one round trip per product; C × k values per worker).
         shared = dask.delayed(np.ascontiguousarray(U), pure=True)
         parts = [
-            dask.delayed(_block_gram, pure=True)(self._model, lab, shared, self.n_jobs)
-            for lab in self.labels
+            self._at_home(i, _block_gram, self._model, lab, shared, self.n_jobs)
+            for i, lab in enumerate(self.labels)
         ]
-        out = np.ascontiguousarray(dask.compute(tree_sum(parts))[0])
+        out = np.ascontiguousarray(dask.compute(self._reduce(parts))[0])
         self.n_products += 1
         self._stages.done(f"product {self.n_products} ({U.shape[1]} columns)")
         return out
 
     def per_block(self, f: Callable[..., np.ndarray], *args: Any, width: int) -> Any:
         """A Dask array of ``f(model, labels_b, *args, n_jobs)`` per block (``n_b × width``)."""
-        import dask
         import dask.array as da
 
-        shared = [dask.persist(dask.delayed(a, pure=True))[0] for a in args]
+        shared = [share(a) for a in args]
         return da.concatenate(
             [
                 da.from_delayed(
-                    dask.delayed(f, pure=True)(self._model, lab, *shared, self.n_jobs),
+                    self._at_home(i, f, self._model, lab, *shared, self.n_jobs),
                     shape=(n, width),
                     dtype=np.float64,
                 )
-                for lab, n in zip(self.labels, self.chunks)
+                for i, (lab, n) in enumerate(zip(self.labels, self.chunks))
             ]
         )
 
