@@ -172,6 +172,8 @@ def part_gp_variance(args: object) -> None:
             signal_variance=var_y,
             tol=1e-2,
             max_iter=args.max_iter,  # type: ignore[attr-defined]
+            variance="lanczos",
+            variance_rank=100,
             scale_features=False,
             random_state=0,
         ).fit(X, y)

@@ -110,11 +110,12 @@ def test_distributed_products_equal_the_in_memory_ones(client, data) -> None:  #
 
 def test_gp_equals_the_in_memory_gp(client, data) -> None:  # type: ignore[no-untyped-def]
     """Every row sampled (``subsample=None``), fixed variances: the posterior means (CG in
-    the clusters' space vs the training points') and the exact-route variances equal the
-    in-memory estimator's within the solvers' tolerance; the Lanczos route's bounds bracket
+    the clusters' space vs the training points') and the exact-route variances (CG on the
+    distributed ``M`` vs the in-memory dense factor) equal the in-memory estimator's within
+    the solvers' tolerance; the Lanczos route's bounds bracket
     them; Dask arrays in give the same values; a pickled model predicts the same."""
     X, y, X_new = data
-    kw = dict(noise_variance=0.2, signal_variance=0.8, tol=1e-8, max_iter=3000, random_state=0)
+    kw = dict(noise_variance=0.2, signal_variance=0.8, tol=1e-6, max_iter=3000, random_state=0)
     X_new = X_new[:12]  # one block of the exact route's CG
     memory = InMemoryGP(MondrianPartitions(3.0), 20, variance="exact", **kw).fit(X, y)
     gp = PartitionGPRegressor(
@@ -122,8 +123,9 @@ def test_gp_equals_the_in_memory_gp(client, data) -> None:  # type: ignore[no-un
     ).fit(rows(X), da.from_array(y, chunks=200))
     want_mean, want_std = memory.predict(X_new, return_std=True)
     mean, std = gp.predict(X_new, return_std=True)
-    np.testing.assert_allclose(mean, want_mean, atol=1e-6)
-    np.testing.assert_allclose(std, want_std, rtol=1e-6)
+    # CG to a relative residual of 1e-6 (the in-memory exact variances are dense here).
+    np.testing.assert_allclose(mean, want_mean, atol=1e-5)
+    np.testing.assert_allclose(std, want_std, rtol=1e-5)
     lower, upper = gp.set_params(variance="lanczos", variance_rank=32).predict_std_bounds(X_new)
     assert np.all(lower <= want_std * (1 + 1e-9)) and np.all(want_std <= upper * (1 + 1e-9))
     dask_mean, dask_std = gp.predict(da.from_array(X_new, chunks=10), return_std=True)

@@ -55,10 +55,12 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
       (eq. 9; each inverse in closed form per cluster, eq. 10).
     - Predictive variance of a new target: ``s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*`` with
       ``k* = K̂(X, x*)`` (``k̂(x*, x*) = 1``), by one of two routes (``variance``; see
-      :mod:`mondrian_learn.partition._variance`). ``"exact"`` (default): one CG solve per
-      point, points in blocks solved in parallel in the core, in the clusters' space
-      (Woodbury: ``σ² + s (1 − ‖φ*‖²) + σ² φ*ᵀ (ΦᵀΦ + (σ²/s) I)⁻¹ φ*``, no cancellation)
-      when there are at most as many clusters as points. ``"lanczos"`` (LOVE, Pleiss et
+      :mod:`mondrian_learn.partition._variance`). ``"exact"`` (default): one solve per point,
+      in the core, in the clusters' space (Woodbury: ``σ² + s (1 − ‖φ*‖²) +
+      σ² φ*ᵀ (ΦᵀΦ + (σ²/s) I)⁻¹ φ*``, no cancellation) when there are at most as many
+      clusters as points, else in the training points' space; by a dense Cholesky factor
+      when that space is small (≤ 2,048 clusters, ≤ 8,192 points), else by CG, points in
+      blocks solved in parallel. ``"lanczos"`` (LOVE, Pleiss et
       al. 2018): one block Lanczos decomposition of dimension ``variance_rank`` serves
       every new point, O(m · variance_rank) per point once it is computed (on the first
       call that needs it, then kept until the next ``fit``); a Galerkin approximation that
@@ -98,11 +100,12 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         CG iteration cap; a ``ConvergenceWarning`` is raised when it is reached.
     variance : {"exact", "lanczos"}, default="exact"
         Route of the predictive variances (``return_std``, ``return_cov``, ``sample_y``):
-        ``"exact"``, one CG solve per point; ``"lanczos"``, one Lanczos decomposition shared
-        by all points (LOVE), an upper bound of the exact variance, far faster for many
-        points but, on the problems measured for issue 18 (``benches/RESULTS.md``), 10–30 %
-        above the exact standard deviations at ``variance_rank=100``: check with
-        :meth:`predict_std_bounds`, which brackets the exact value.
+        ``"exact"``, one solve per point (dense when the system is small); ``"lanczos"``, one
+        Lanczos decomposition shared by all points (LOVE), an upper bound of the exact
+        variance, far faster for many points but, on the problems measured for issue 18
+        (``benches/RESULTS.md``), 14 % (median) to 4× above the exact standard deviations
+        at ``variance_rank=100``: check with :meth:`predict_std_bounds`, which brackets the
+        exact value.
     variance_rank : int, default=100
         Lanczos steps of the ``"lanczos"`` route: the rank of its low-rank factor
         (C × variance_rank values kept, C the clusters of all partitions).
