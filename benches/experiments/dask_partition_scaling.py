@@ -5,7 +5,7 @@ the in-memory run fits, and the accuracy the subsample option costs. One command
     python benches/experiments/dask_partition_scaling.py --parts kpca --n 10000000
     python benches/experiments/dask_partition_scaling.py --parts kpca_memory --n 1000000
     python benches/experiments/dask_partition_scaling.py --parts gp_variance --n 10000000
-    python benches/experiments/dask_partition_scaling.py --parts subsample
+    python benches/experiments/dask_partition_scaling.py --parts subsample --samplers mondrian
 
 Data: ``--n`` points uniform in [0, 1]^10 (Friedman-1 targets, noise 1, for the GP), generated
 on the workers (``dask.array.random``; the in-memory runs compute the same array), m = 100
@@ -18,16 +18,20 @@ rows (default 100,000).
   bytes moved between workers (``transfer_outgoing_bytes_total``), and the client↔cluster
   bytes of the products (``C × block × 8`` each way per product).
 - ``kpca_memory``: the in-memory ``PartitionKernelPCA(5)`` (sampler on every row) and the Dask
-  one on the same cluster settings, same N: the ratio.
+  one on the same cluster settings, same N: the ratio. ``kpca_in_memory``: the first alone.
 - ``gp_variance``: ``mondrian_learn.dask.PartitionGPRegressor`` with σ² = 1 and s = var(y)
   fixed (CG to 1e-2, at most ``--max-iter`` iterations: the mean is not the point here), then
   ``predict(return_std=True)`` of ``--n-test`` points by the ``"lanczos"`` route (rank 100):
   the decomposition's distributed products and the prediction.
 - ``subsample``: the accuracy the sampler fitted on a subsample costs against the sampler
   fitted on every row, at ``--n-accuracy`` points (both fit here): GP test RMSE (σ² = 1,
-  s = var(y), CG to 1e-3, 10,000 test points) and kernel PCA eigenvalues, for
-  ``subsample`` ∈ {None, 100,000, 30,000, 10,000} (Dask's threaded scheduler: the accuracy
-  does not depend on where the blocks run).
+  s = var(y), CG to 1e-3, 10,000 test points) and kernel PCA eigenvalues, for ``subsample``
+  in ``--subsamples`` (default None, 100,000, 30,000, 10,000; Dask's threaded scheduler: the
+  accuracy does not depend on where the blocks run), for each sampler of ``--samplers``:
+  ``mondrian`` (λ = 1), ``fast_cluster`` (``max_level=10``: at most 1,024 centres, so that
+  placing every row stays cheap) and ``random_forest``
+  (``RandomForestRegressor(min_samples_leaf=100)`` on the targets; the GP only, as the
+  kernel is supervised).
 """
 
 from __future__ import annotations
@@ -132,7 +136,7 @@ def part_kpca(args: object) -> None:
     cluster.close()  # type: ignore[attr-defined]
 
 
-def part_kpca_memory(args: object) -> None:
+def part_kpca_in_memory(args: object) -> None:
     from mondrian_learn.partition import MondrianPartitions, PartitionKernelPCA
 
     X, _ = _points(args.n, args.chunk)  # type: ignore[attr-defined]
@@ -147,6 +151,10 @@ def part_kpca_memory(args: object) -> None:
         f"eigenvalues {np.round(pca.eigenvalues_, 1)}, peak RSS {_rss_mb():.0f} MB, "
         f"load {os.getloadavg()[0]:.2f}"
     )
+
+
+def part_kpca_memory(args: object) -> None:
+    part_kpca_in_memory(args)
     part_kpca(args)
 
 
@@ -199,11 +207,28 @@ def part_gp_variance(args: object) -> None:
     cluster.close()  # type: ignore[attr-defined]
 
 
+def _sampler(name: str) -> object:
+    from sklearn.ensemble import RandomForestRegressor
+
+    from mondrian_learn.partition import (
+        FastClusterPartitions,
+        MondrianPartitions,
+        RandomForestPartitions,
+    )
+
+    return {
+        "mondrian": lambda: MondrianPartitions(LIFETIME),
+        "fast_cluster": lambda: FastClusterPartitions(max_level=10),
+        "random_forest": lambda: RandomForestPartitions(
+            RandomForestRegressor(min_samples_leaf=100)
+        ),
+    }[name]()
+
+
 def part_subsample(args: object) -> None:
     import dask
 
     from mondrian_learn.dask import PartitionGPRegressor, PartitionKernelPCA
-    from mondrian_learn.partition import MondrianPartitions
 
     n = args.n_accuracy  # type: ignore[attr-defined]
     X, y = _points(n + 10_000, 50_000)
@@ -212,42 +237,48 @@ def part_subsample(args: object) -> None:
         X_train, y_train = X[:n], y[:n]
         X_test, y_test = X[n:].compute(), y[n:].compute()
         var_y = float(y_train.var().compute())
-        print(f"subsample accuracy: N = {n}, m = {M}, Mondrian λ = {LIFETIME}")
-        print("| subsample | clusters C | GP test RMSE | CG iterations | KPCA eigenvalues |")
-        print("|---|---:|---:|---:|---|")
-        for subsample in (None, 100_000, 30_000, 10_000):
-            gp = PartitionGPRegressor(
-                MondrianPartitions(LIFETIME),
-                M,
-                subsample=subsample,
-                noise_variance=1.0,
-                signal_variance=var_y,
-                tol=1e-3,
-                max_iter=3000,
-                scale_features=False,
-                random_state=0,
-                n_jobs=2,
-            ).fit(X_train, y_train)
-            rmse = float(np.sqrt(np.mean((gp.predict(X_test) - y_test) ** 2)))
-            pca = PartitionKernelPCA(
-                5,
-                MondrianPartitions(LIFETIME),
-                M,
-                subsample=subsample,
-                scale_features=False,
-                random_state=0,
-                n_jobs=2,
-            ).fit(X_train)
-            print(
-                f"| {subsample} | {gp._rows().n_clusters} | {rmse:.4f} | {gp.n_iter_} | "
-                f"{np.round(pca.eigenvalues_, 1)} |",
-                flush=True,
-            )
+        for name in args.samplers:  # type: ignore[attr-defined]
+            print(f"subsample accuracy: N = {n}, m = {M}, sampler {_sampler(name)}")
+            print("| subsample | clusters C | GP test RMSE | CG iterations | KPCA eigenvalues |")
+            print("|---|---:|---:|---:|---|")
+            for subsample in args.subsamples:  # type: ignore[attr-defined]
+                gp = PartitionGPRegressor(
+                    _sampler(name),
+                    M,
+                    subsample=subsample,
+                    noise_variance=1.0,
+                    signal_variance=var_y,
+                    tol=1e-3,
+                    max_iter=3000,
+                    scale_features=False,
+                    random_state=0,
+                    n_jobs=2,
+                ).fit(X_train, y_train)
+                rmse = float(np.sqrt(np.mean((gp.predict(X_test) - y_test) ** 2)))
+                eigenvalues = "—"
+                if name != "random_forest":
+                    pca = PartitionKernelPCA(
+                        5,
+                        _sampler(name),
+                        M,
+                        subsample=subsample,
+                        scale_features=False,
+                        random_state=0,
+                        n_jobs=2,
+                    ).fit(X_train)
+                    eigenvalues = str(np.round(pca.eigenvalues_, 1))
+                print(
+                    f"| {subsample} | {gp._rows().n_clusters} | {rmse:.4f} | {gp.n_iter_} | "
+                    f"{eigenvalues} |",
+                    flush=True,
+                )
+            print(f"  load {os.getloadavg()[0]:.2f}", flush=True)
 
 
 PARTS = {
     "kpca": part_kpca,
     "kpca_memory": part_kpca_memory,
+    "kpca_in_memory": part_kpca_in_memory,
     "gp_variance": part_gp_variance,
     "subsample": part_subsample,
 }
@@ -264,6 +295,18 @@ def main() -> None:
     parser.add_argument("--n-test", type=int, default=100_000)
     parser.add_argument("--max-iter", type=int, default=20)
     parser.add_argument("--n-accuracy", type=int, default=200_000)
+    parser.add_argument(
+        "--subsamples",
+        nargs="*",
+        type=lambda v: None if v == "None" else int(v),
+        default=[None, 100_000, 30_000, 10_000],
+    )
+    parser.add_argument(
+        "--samplers",
+        nargs="*",
+        default=["mondrian"],
+        choices=["mondrian", "fast_cluster", "random_forest"],
+    )
     args = parser.parse_args()
     header()
     for part in args.parts:

@@ -81,6 +81,10 @@ class DistributedPartitionEstimator(EstimatorBase):
     subsample : int or None, default=100000
         Rows the sampler is fitted on (all of them when fewer): its partitions of those rows
         are extended to every row by their cuts (see :mod:`mondrian_learn.dask._partition`).
+        A sampler whose cells are sized in rows (a Random Forest's ``min_samples_leaf``, or
+        its default fully grown trees) makes coarser cells on fewer rows: scale its leaf
+        size with the subsample (the accuracy each sampler loses is measured in
+        ``benches/RESULTS.md``, issue 18).
     """
 
     _parameters = {**SAMPLING, **DISTRIBUTED, **SCALING, **RUNTIME}
