@@ -13,11 +13,17 @@ __all__ = [
     "KernelRidge",
     "PartitionKernel",
     "lanczos",
+    "operator_lanczos",
+    "operator_solve",
+    "operator_top_eigen",
+    "operator_variance_factors",
     "precondition",
+    "predictive_variance",
     "solve",
     "to_unit_box",
     "top_eigen",
     "unit_box",
+    "variance_factors",
 ]
 
 FORMAT_VERSION: int
@@ -345,6 +351,20 @@ class PartitionKernel:
     def cross_columns(
         self, labels: np.ndarray, weights: np.ndarray | None, n_jobs: int
     ) -> np.ndarray: ...
+    def cluster_sums(
+        self,
+        v: np.ndarray,
+        n_jobs: int,
+        labels: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
+    ) -> np.ndarray: ...
+    def gather_sums(
+        self,
+        sums: np.ndarray,
+        n_jobs: int,
+        labels: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
+    ) -> np.ndarray: ...
     def stream_labels(self, n_jobs: int) -> int: ...
     def tree_nodes(self) -> np.ndarray: ...
     def forest_depths(self) -> np.ndarray: ...
@@ -392,3 +412,58 @@ def top_eigen(
     centred: bool,
     n_jobs: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]: ...
+def predictive_variance(
+    handle: PartitionKernel,
+    labels: np.ndarray,
+    weights: np.ndarray | None,
+    signal_variance: float,
+    noise_variance: float,
+    preconditioner: str,
+    tol: float,
+    max_iter: int,
+    full: bool,
+    n_jobs: int,
+    train_weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+def variance_factors(
+    handle: PartitionKernel,
+    start: np.ndarray,
+    dim: int,
+    seed: int,
+    signal_variance: float,
+    noise_variance: float,
+    n_jobs: int,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]: ...
+def operator_solve(
+    apply: Callable[[np.ndarray], np.ndarray],
+    b: np.ndarray,
+    tol: float,
+    max_iter: int,
+    n_jobs: int,
+    diagonal: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+def operator_lanczos(
+    apply: Callable[[np.ndarray], np.ndarray], starts: np.ndarray, steps: int, n_jobs: int
+) -> list[tuple[np.ndarray, np.ndarray]]: ...
+def operator_top_eigen(
+    apply: Callable[[np.ndarray], np.ndarray],
+    dim: int,
+    k: int,
+    block: int,
+    depth: int,
+    tol: float,
+    max_restarts: int,
+    seed: int,
+    n_jobs: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]: ...
+def operator_variance_factors(
+    apply: Callable[[np.ndarray], np.ndarray],
+    start: np.ndarray,
+    dim: int,
+    seed: int,
+    signal_variance: float,
+    noise_variance: float,
+    n_partitions: int,
+    n_jobs: int,
+) -> tuple[np.ndarray, np.ndarray]: ...

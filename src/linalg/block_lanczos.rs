@@ -10,9 +10,9 @@
 //! `k` wanted pairs have not converged, the next cycle starts from the `b` leading Ritz vectors.
 //! Every block product streams the operator's data once for all `b` vectors.
 
-use super::block::{add_mul_small, gram};
+use super::block::add_mul_small;
 use super::operator::LinearOperator;
-use super::orthonormal::{identity, orthonormalize};
+use super::orthonormal::{identity, orthonormalize, project_out_blocks};
 use super::symeig::symmetric_eigen;
 use crate::error::{Error, Result};
 use crate::rng::{tree_rng, uniform};
@@ -88,14 +88,13 @@ pub fn top_eigenpairs(
             products += 1;
             // Two passes of block Gram–Schmidt; H's column block j is the sum of both
             // projections, so H = Qᵀ A Q holds to rounding even as W loses orthogonality.
-            for _pass in 0..2 {
-                for (i, q) in basis.iter().enumerate() {
-                    let c = gram(q, b, &w, b, pool);
-                    add_mul_small(&mut w, q, b, &c, b, -1.0, pool);
-                    for r in 0..b {
-                        for s in 0..b {
-                            h[(i * b + r) * qb + j * b + s] += c[r * b + s];
-                        }
+            for (i, c) in project_out_blocks(&mut w, b, &basis, pool)
+                .iter()
+                .enumerate()
+            {
+                for r in 0..b {
+                    for s in 0..b {
+                        h[(i * b + r) * qb + j * b + s] = c[r * b + s];
                     }
                 }
             }

@@ -44,6 +44,26 @@ pub fn orthonormalize(
     Ok(r_total)
 }
 
+/// Removes from the `n × b` block `w` its components along every block of `basis` (block
+/// Gram–Schmidt, two passes over all blocks) and returns, per block of `basis`, the `b × b`
+/// coefficients of both passes added (`Q_iᵀ w` for the `w` given).
+pub fn project_out_blocks(
+    w: &mut [f64],
+    b: usize,
+    basis: &[Vec<f64>],
+    pool: &ThreadPool,
+) -> Vec<Vec<f64>> {
+    let mut total = vec![vec![0.0; b * b]; basis.len()];
+    for _pass in 0..2 {
+        for (q, t) in basis.iter().zip(total.iter_mut()) {
+            let c = gram(q, b, w, b, pool);
+            add_mul_small(w, q, b, &c, b, -1.0, pool);
+            t.iter_mut().zip(&c).for_each(|(t, c)| *t += c);
+        }
+    }
+    total
+}
+
 /// Column-by-column Gram–Schmidt (twice per column) against `basis` and the earlier columns,
 /// refilling dependent columns with random vectors.
 pub fn gram_schmidt_with_refill(

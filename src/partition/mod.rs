@@ -1,7 +1,8 @@
 //! Random partition kernels (Davies & Ghahramani 2014): `k(a, b)` is the probability that a
 //! random partition puts `a` and `b` in the same cluster, estimated from `m` sampled
 //! partitions stored as label vectors ([`kernel`]) and only ever applied through products
-//! ([`product`], [`operators`]). Samplers ([`samplers`]): Mondrian trees, Random Forest trees
+//! ([`product`], [`operators`]); the GP's predictive variances ([`variance`]). Samplers
+//! ([`samplers`]): Mondrian trees, Random Forest trees
 //! cut at a random depth, Fast Cluster; or labels computed elsewhere (any program that
 //! partitions).
 
@@ -10,6 +11,7 @@ pub mod operators;
 pub mod product;
 pub mod samplers;
 mod scatter_gather;
+pub mod variance;
 
 use crate::error::Result;
 use kernel::{Assignment, PartitionKernel};

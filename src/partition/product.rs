@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::linalg::operator::check_blocks;
 use rayon::prelude::*;
 use rayon::ThreadPool;
+use std::ops::Range;
 
 /// One side of a product: whose labels (and weights) the scatter or gather reads.
 #[derive(Clone, Copy)]
@@ -120,6 +121,60 @@ impl PartitionKernel {
         Ok(())
     }
 
+    /// Points' side of a product: the training points (None) or assigned points.
+    fn points<'a>(&'a self, a: Option<&'a Assignment>) -> Result<Side<'a>> {
+        match a {
+            None => Ok(self.training()),
+            Some(a) => {
+                self.check_assignment(a)?;
+                Ok(Self::side(a))
+            }
+        }
+    }
+
+    /// The cluster sums `Gᵀ W V` of every partition (`C × k`, row-major, partition ρ's
+    /// clusters from `cluster_offsets()[ρ]`, `C` the last offset) of the rows of the `n × k`
+    /// block `v` of the training points (`a` None) or of assigned points, weighted by their
+    /// weights: the first half of a product, what a block of rows contributes to `K̂ V` when
+    /// the rows are spread over machines (sums of several blocks add).
+    pub fn cluster_sums(
+        &self,
+        a: Option<&Assignment>,
+        v: &[f64],
+        k: usize,
+        pool: &ThreadPool,
+    ) -> Result<Vec<f64>> {
+        let side = self.points(a)?;
+        let n_sums = self.cluster_start[self.n_partitions];
+        check_blocks((side.n, v), k, (side.n, v))?;
+        let mut sums = vec![0.0; n_sums * k];
+        self.scatter_group(0..self.n_partitions, side, v, k, &mut sums, None, pool);
+        Ok(sums)
+    }
+
+    /// `out = (1/m) W G sums` for the training points (`a` None) or assigned points: the
+    /// second half of a product, each point given the mean over partitions of its clusters'
+    /// rows of `sums` (`C × k`, laid out as [`Self::cluster_sums`] returns them), weighted.
+    pub fn gather_sums(
+        &self,
+        a: Option<&Assignment>,
+        sums: &[f64],
+        k: usize,
+        out: &mut [f64],
+        pool: &ThreadPool,
+    ) -> Result<()> {
+        let side = self.points(a)?;
+        check_blocks(
+            (self.cluster_start[self.n_partitions], sums),
+            k,
+            (side.n, out),
+        )?;
+        out.fill(0.0);
+        self.gather_group(0..self.n_partitions, sums, k, side, out, pool);
+        self.scale(out, pool);
+        Ok(())
+    }
+
     /// Reads every label once (in parallel) and returns their sum: the memory-bandwidth
     /// yardstick for one product, which must read them at least once.
     pub fn stream_labels(&self, pool: &ThreadPool) -> u64 {
@@ -177,44 +232,73 @@ impl PartitionKernel {
             .max()
             .unwrap_or(0);
         let mut buffer = vec![0.0; largest * k];
-        let threads = pool.current_num_threads().max(1);
         for g in groups {
-            let base = self.cluster_start[g.start];
-            let sums = &mut buffer[..(self.cluster_start[g.end] - base) * k];
-            sums.fill(0.0);
-            let mut parts: Vec<(usize, &mut [f64])> = Vec::with_capacity(g.len());
-            let mut rest = &mut *sums;
-            for rho in g.clone() {
-                let (head, tail) = rest.split_at_mut(self.n_clusters[rho] as usize * k);
-                parts.push((rho, head));
-                rest = tail;
-            }
-            let per_task = parts.len().div_ceil(threads);
-            pool.install(|| {
-                parts
-                    .par_chunks_mut(per_task)
-                    .for_each(|task| self.scatter_task(task, src, v, k, f));
-            });
-            let sums = &*sums;
-            let group = g.clone();
-            let rows = chunk_rows(k, dst.n, threads);
-            pool.install(|| {
-                out.par_chunks_mut(rows * k)
-                    .enumerate()
-                    .for_each(|(chunk, out)| {
-                        let first = chunk * rows;
-                        let rows = first..first + out.len() / k;
-                        for rho in group.clone() {
-                            let s = &sums[(self.cluster_start[rho] - base) * k
-                                ..(self.cluster_start[rho + 1] - base) * k];
-                            let at = rho * dst.n;
-                            let labels = &dst.labels[at + rows.start..at + rows.end];
-                            let w = dst.weights.map(|w| &w[at + rows.start..at + rows.end]);
-                            gather(labels, w, s, k, out);
-                        }
-                    });
-            });
+            let sums = &mut buffer[..(self.cluster_start[g.end] - self.cluster_start[g.start]) * k];
+            self.scatter_group(g.clone(), src, v, k, sums, f, pool);
+            self.gather_group(g, sums, k, dst, out, pool);
         }
+    }
+
+    /// `sums` (the clusters of partitions `group`, in order, × k) = `G_ρᵀ W V` for those
+    /// partitions, in parallel over partitions (each partition's sums in row order).
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_group(
+        &self,
+        group: Range<usize>,
+        src: Side<'_>,
+        v: &[f64],
+        k: usize,
+        sums: &mut [f64],
+        f: Option<&[f64]>,
+        pool: &ThreadPool,
+    ) {
+        sums.fill(0.0);
+        let threads = pool.current_num_threads().max(1);
+        let mut parts: Vec<(usize, &mut [f64])> = Vec::with_capacity(group.len());
+        let mut rest = sums;
+        for rho in group {
+            let (head, tail) = rest.split_at_mut(self.n_clusters[rho] as usize * k);
+            parts.push((rho, head));
+            rest = tail;
+        }
+        let per_task = parts.len().div_ceil(threads).max(1);
+        pool.install(|| {
+            parts
+                .par_chunks_mut(per_task)
+                .for_each(|task| self.scatter_task(task, src, v, k, f));
+        });
+    }
+
+    /// `out += Σ_ρ W G_ρ sums_ρ` over the partitions of `group` (`sums` as
+    /// [`Self::scatter_group`] fills it), in parallel over chunks of output rows, each row
+    /// adding its partitions' sums in partition order.
+    fn gather_group(
+        &self,
+        group: Range<usize>,
+        sums: &[f64],
+        k: usize,
+        dst: Side<'_>,
+        out: &mut [f64],
+        pool: &ThreadPool,
+    ) {
+        let base = self.cluster_start[group.start];
+        let rows = chunk_rows(k, dst.n, pool.current_num_threads().max(1));
+        pool.install(|| {
+            out.par_chunks_mut(rows * k)
+                .enumerate()
+                .for_each(|(chunk, out)| {
+                    let first = chunk * rows;
+                    let rows = first..first + out.len() / k;
+                    for rho in group.clone() {
+                        let s = &sums[(self.cluster_start[rho] - base) * k
+                            ..(self.cluster_start[rho + 1] - base) * k];
+                        let at = rho * dst.n;
+                        let labels = &dst.labels[at + rows.start..at + rows.end];
+                        let w = dst.weights.map(|w| &w[at + rows.start..at + rows.end]);
+                        gather(labels, w, s, k, out);
+                    }
+                });
+        });
     }
 
     /// Cluster sums of `v`'s rows for the partitions of one task, row chunk by row chunk.

@@ -2,6 +2,7 @@
 //! (for stochastic Lanczos quadrature) and top eigenpairs by block Lanczos.
 
 use super::arrays::{c_order, flat, to_array2, VectorPair};
+use super::partition::assignment;
 use super::partition::PartitionKernel;
 use super::run::Length;
 use crate::error::Error;
@@ -9,6 +10,7 @@ use crate::linalg::block_lanczos::{top_eigenpairs, BlockLanczosParams};
 use crate::linalg::lanczos::tridiagonalize;
 use crate::linalg::operator::{Interruptible, LinearOperator};
 use crate::partition::operators::{solve_system, CentredKernel, KernelSystem, Preconditioner};
+use crate::partition::variance::{exact_variance, lanczos_factors, FeatureGram, LanczosFactors};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
@@ -191,5 +193,111 @@ pub fn top_eigen<'py>(
         res.residuals.into_pyarray(py),
         res.products,
         res.converged,
+    ))
+}
+
+/// The exact predictive variances (`full`: the covariance, n × n) of the assigned points
+/// under `s K̂ + σ² V⁻¹`, one CG solve per point in blocks solved in parallel
+/// (`partition::variance::exact_variance`). Returns `(values, iterations, converged)`.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+#[pyfunction]
+#[pyo3(signature = (handle, labels, weights, signal_variance, noise_variance, preconditioner, tol, max_iter, full, n_jobs, train_weights=None))]
+pub fn predictive_variance<'py>(
+    handle: PyRef<'py, PartitionKernel>,
+    py: Python<'py>,
+    labels: PyReadonlyArray2<'py, u32>,
+    weights: Option<PyReadonlyArray2<'py, f64>>,
+    signal_variance: f64,
+    noise_variance: f64,
+    preconditioner: &str,
+    tol: f64,
+    max_iter: usize,
+    full: bool,
+    n_jobs: usize,
+    train_weights: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<(
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<bool>>,
+)> {
+    let a = assignment(labels, weights);
+    let pre = Preconditioner::named(preconditioner).map_err(super::error::to_py_err)?;
+    let n_train = handle.inner.peek(py, |m| m.kernel.n_points());
+    let scale = row_scale(train_weights, n_train)?;
+    let res = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
+        exact_variance(
+            &model.kernel,
+            &a,
+            (signal_variance, noise_variance),
+            scale.as_deref(),
+            pre,
+            (tol, max_iter),
+            full,
+            call.pool,
+            call.interrupt,
+        )
+    })?;
+    let iterations: Vec<u64> = res.iterations.iter().map(|&i| i as u64).collect();
+    Ok((
+        res.values.into_pyarray(py),
+        iterations.into_pyarray(py),
+        res.converged.into_pyarray(py),
+    ))
+}
+
+/// The LOVE factors `(upper, lower)` (total clusters × rank each) of `s K̂ + σ² V⁻¹` from a
+/// block Lanczos decomposition of dimension `dim` of the clusters' Gram matrix `ΦᵀVΦ`, started
+/// at `start` (clusters × block): `gather_sums` of each gives every new point a row whose
+/// squared norm bounds its predictive variance from above and below (`partition::variance`).
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (handle, start, dim, seed, signal_variance, noise_variance, n_jobs, weights=None))]
+pub fn variance_factors<'py>(
+    handle: PyRef<'py, PartitionKernel>,
+    py: Python<'py>,
+    start: PyReadonlyArray2<'py, f64>,
+    dim: usize,
+    seed: u64,
+    signal_variance: f64,
+    noise_variance: f64,
+    n_jobs: usize,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<FactorPair<'py>> {
+    let start = c_order(&start);
+    let b = start.ncols();
+    let n_train = handle.inner.peek(py, |m| m.kernel.n_points());
+    let scale = row_scale(weights, n_train)?;
+    let f = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
+        let gram_op = FeatureGram {
+            kernel: &model.kernel,
+            row_scale: scale.as_deref(),
+            shift: 0.0,
+        };
+        let op = Interruptible {
+            op: &gram_op,
+            interrupt: call.interrupt,
+        };
+        lanczos_factors(
+            &op,
+            flat(&start),
+            b,
+            dim,
+            seed,
+            (signal_variance, noise_variance),
+            model.kernel.n_partitions(),
+            call.pool,
+        )
+    })?;
+    factor_arrays(py, f)
+}
+
+/// The upper and lower LOVE factors, as arrays.
+pub(super) type FactorPair<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
+
+/// The two factors as arrays.
+pub(super) fn factor_arrays(py: Python<'_>, f: LanczosFactors) -> PyResult<FactorPair<'_>> {
+    Ok((
+        to_array2(f.clusters, f.rank, f.upper)?.into_pyarray(py),
+        to_array2(f.clusters, f.rank, f.lower)?.into_pyarray(py),
     ))
 }

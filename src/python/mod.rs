@@ -11,6 +11,7 @@ mod input_map;
 mod kernel;
 mod kernel_grid;
 mod linalg;
+mod operator;
 mod partition;
 mod pickle;
 mod run;
@@ -34,6 +35,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linalg::solve, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::lanczos, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::top_eigen, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::predictive_variance, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::variance_factors, m)?)?;
+    m.add_function(wrap_pyfunction!(operator::operator_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(operator::operator_lanczos, m)?)?;
+    m.add_function(wrap_pyfunction!(operator::operator_top_eigen, m)?)?;
+    m.add_function(wrap_pyfunction!(operator::operator_variance_factors, m)?)?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     Ok(())
 }

@@ -20,7 +20,7 @@ pub struct PartitionKernel {
     pub(super) inner: Handle<PartitionModel>,
 }
 
-fn assignment(
+pub(super) fn assignment(
     labels: PyReadonlyArray2<'_, u32>,
     weights: Option<PyReadonlyArray2<'_, f64>>,
 ) -> Assignment {
@@ -250,6 +250,53 @@ impl PartitionKernel {
             Ok((n, out))
         })?;
         Ok(to_array2(n, a.n_points, out)?.into_pyarray(py))
+    }
+
+    /// Cluster sums `Gᵀ W V` (total clusters × k) of the rows of `v`: the training points'
+    /// when `labels` is None, else the assigned points' (labels, weights as `assign` returns).
+    #[pyo3(signature = (v, n_jobs, labels=None, weights=None))]
+    fn cluster_sums<'py>(
+        &self,
+        py: Python<'py>,
+        v: PyReadonlyArray2<'py, f64>,
+        n_jobs: usize,
+        labels: Option<PyReadonlyArray2<'py, u32>>,
+        weights: Option<PyReadonlyArray2<'py, f64>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let a = labels.map(|l| assignment(l, weights));
+        let v = c_order(&v);
+        let k = v.ncols();
+        let sums = self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            model
+                .kernel
+                .cluster_sums(a.as_ref(), flat(&v), k, call.pool)
+        })?;
+        Ok(to_array2(sums.len() / k.max(1), k, sums)?.into_pyarray(py))
+    }
+
+    /// `(1/m) W G sums` for the training points (`labels` None) or assigned points: each
+    /// point's mean over partitions of its clusters' rows of `sums` (total clusters × k).
+    #[pyo3(signature = (sums, n_jobs, labels=None, weights=None))]
+    fn gather_sums<'py>(
+        &self,
+        py: Python<'py>,
+        sums: PyReadonlyArray2<'py, f64>,
+        n_jobs: usize,
+        labels: Option<PyReadonlyArray2<'py, u32>>,
+        weights: Option<PyReadonlyArray2<'py, f64>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let a = labels.map(|l| assignment(l, weights));
+        let sums = c_order(&sums);
+        let k = sums.ncols();
+        let (n, out) = self.inner.read(py, n_jobs, Length::Short, |model, call| {
+            let n = a.as_ref().map_or(model.kernel.n_points(), |a| a.n_points);
+            let mut out = vec![0.0; n * k];
+            model
+                .kernel
+                .gather_sums(a.as_ref(), flat(&sums), k, &mut out, call.pool)?;
+            Ok((n, out))
+        })?;
+        Ok(to_array2(n, k, out)?.into_pyarray(py))
     }
 
     /// Reads every label once in parallel and returns their sum (the bandwidth yardstick).

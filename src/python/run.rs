@@ -46,11 +46,17 @@ impl Call<'_> {
         let Some(callback) = callback else {
             return Ok(());
         };
-        Python::attach(|py| {
+        self.python(|py| {
             let args = PyTuple::new(py, args)?;
             callback.call1(py, args).map(|_| ())
         })
-        .map_err(|e| {
+    }
+
+    /// Runs `work` with the GIL (Python code the core calls back: a progress callback, an
+    /// operator's product). If it raises, the work stops and the exception reaches the
+    /// caller as it was raised.
+    pub fn python<T>(&self, work: impl FnOnce(Python<'_>) -> PyResult<T>) -> Result<T> {
+        Python::attach(work).map_err(|e| {
             *self.raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
             Error::Interrupted("a Python callback raised an exception".into())
         })

@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
+from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure
 from mondrian_learn._validation import (
     COUNT,
@@ -30,6 +31,12 @@ from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._kernel import PRECONDITIONER
 from mondrian_learn.partition._marginal_likelihood import MarginalLikelihood
 from mondrian_learn.partition._samplers import SAMPLING
+from mondrian_learn.partition._variance import (
+    VARIANCE,
+    feature_norms,
+    lanczos_start,
+    lanczos_variances_from_rows,
+)
 
 #: The least noise-to-signal ratio σ²/s the marginal-likelihood search considers by default.
 #: Below it the Lanczos estimates of the criterion are biased upwards and CG needs thousands of
@@ -47,7 +54,18 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
       preconditioned conjugate gradients, preconditioner ``(1/m) Σ_ρ (s K_ρ + σ² I)⁻¹``
       (eq. 9; each inverse in closed form per cluster, eq. 10).
     - Predictive variance of a new target: ``s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*`` with
-      ``k* = K̂(X, x*)`` (``k̂(x*, x*) = 1``), by batched CG solves (one column per point).
+      ``k* = K̂(X, x*)`` (``k̂(x*, x*) = 1``), by one of two routes (``variance``; see
+      :mod:`mondrian_learn.partition._variance`). ``"exact"`` (default): one solve per point,
+      in the core, in the clusters' space (Woodbury: ``σ² + s (1 − ‖φ*‖²) +
+      σ² φ*ᵀ (ΦᵀΦ + (σ²/s) I)⁻¹ φ*``, no cancellation) when there are at most as many
+      clusters as points, else in the training points' space; by a dense Cholesky factor
+      when that space is small (≤ 2,048 clusters, ≤ 8,192 points), else by CG, points in
+      blocks solved in parallel. ``"lanczos"`` (LOVE, Pleiss et
+      al. 2018): one block Lanczos decomposition of dimension ``variance_rank`` serves
+      every new point, O(m · variance_rank) per point once it is computed (on the first
+      call that needs it, then kept until the next ``fit``); a Galerkin approximation that
+      never understates the exact variance, the gap shrinking as ``variance_rank`` grows;
+      :meth:`predict_std_bounds` gives a certified bracket of the exact value.
     - ``σ²`` and ``s`` (when None) maximise the log marginal likelihood: exact up to 1,000
       training points (one dense eigendecomposition of ``K̂``), above that estimated by
       stochastic Lanczos quadrature (see :mod:`mondrian_learn.partition._marginal_likelihood`:
@@ -74,11 +92,23 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         s > 0; None chooses it by marginal likelihood (same search).
     preconditioner : {"partition", "jacobi", "none"}, default="partition"
     tol : float, default=1e-3
-        CG stops when ``‖r‖ ≤ tol ‖b‖`` (for the fit and for every predictive variance).
+        CG stops when ``‖r‖ ≤ tol ‖b‖`` (the fit); the exact route's variances are within a
+        relative ``tol`` of their exact values.
         Posterior means at 1e-2 … 1e-4 differed by < 0.1 % in test RMSE in our benchmarks
         (``benches/RESULTS.md``); lower it for exact agreement with a dense solve.
     max_iter : int, default=1000
         CG iteration cap; a ``ConvergenceWarning`` is raised when it is reached.
+    variance : {"exact", "lanczos"}, default="exact"
+        Route of the predictive variances (``return_std``, ``return_cov``, ``sample_y``):
+        ``"exact"``, one solve per point (dense when the system is small); ``"lanczos"``, one
+        Lanczos decomposition shared by all points (LOVE), an upper bound of the exact
+        variance, far faster for many points but, on the problems measured for issue 18
+        (``benches/RESULTS.md``), 14 % (median) to 4× above the exact standard deviations
+        at ``variance_rank=100``: check with :meth:`predict_std_bounds`, which brackets the
+        exact value.
+    variance_rank : int, default=100
+        Lanczos steps of the ``"lanczos"`` route: the rank of its low-rank factor
+        (C × variance_rank values kept, C the clusters of all partitions).
     n_probes : int, default=16
         Rademacher probes for the log-determinant (at least 2: their spread is the reported
         error).
@@ -121,6 +151,8 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         "preconditioner": Param("partition", *PRECONDITIONER),
         "tol": Param(1e-3, *POSITIVE),
         "max_iter": Param(1000, *COUNT),
+        "variance": Param("exact", *VARIANCE),
+        "variance_rank": Param(100, *COUNT),
         "n_probes": Param(16, Integer(low=2)),
         "lanczos_steps": Param(60, *COUNT),
         **SCALING,
@@ -143,9 +175,11 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         check_weighted_target_scale(y, weights)
         rng, stages = self._sample_kernel(X, y)
         self.sample_weight_ = weights
+        self._variance_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.y_mean_ = float(np.average(y, weights=weights))
         centred = y - self.y_mean_
         probe_seed = draw_seed(rng)
+        self._variance_seed = draw_seed(rng)
         if signal is None or noise is None:
             likelihood = MarginalLikelihood(
                 self.kernel_.model_,
@@ -195,12 +229,12 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         X : array-like of shape (n_samples, n_features)
             Points (finite values).
         return_std : bool, default=False
-            Also return ``sqrt(s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*)``: one CG solve per point,
-            64 at a time.
+            Also return ``sqrt(s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*)``, by the route
+            ``variance`` names.
         return_cov : bool, default=False
             Also return the joint covariance ``s K̂** + σ² I − s² K̂*ᵀ (s K̂ + σ² I)⁻¹ K̂*``
-            (``σ² V⁻¹`` in the inverse with ``sample_weight``; the same CG solves,
-            O(n_samples · N) memory). Between two new points K̂** is the
+            (``σ² V⁻¹`` in the inverse with ``sample_weight``; by the route ``variance``
+            names; O(n_samples²) memory). Between two new points K̂** is the
             fraction of partitions that put both in the cluster of the same training points,
             weighted as in ``kernel_.features`` (``φ(x)·φ(x')``); a point alone in a cluster
             (no training point, or separated by the conditional Mondrian) is counted as
@@ -227,44 +261,109 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         mean = self.y_mean_ + s * kernel.model_.cross_matmul(labels, weights, dual, threads)[:, 0]
         if not (return_std or return_cov):
             return mean
-        n, n_train = X.shape[0], kernel.n_points_
+        n = X.shape[0]
         if return_cov:
-            check_memory(
-                "X",
-                n,
-                8.0 * n * (2 * n_train + n),
-                "return_cov holds k* and (s K̂ + σ² I)⁻¹ k* for every point, and the covariance",
-            )
-        var = np.empty(n)
-        k_blocks, z_blocks = [], []  # kept for the covariance only
-        for start in range(0, n, 64):
-            part = slice(start, start + 64)
-            w = None if weights is None else np.ascontiguousarray(weights[:, part])
-            k_star = s * kernel.model_.cross_columns(
-                np.ascontiguousarray(labels[:, part]), w, threads
-            )
-            z, info = kernel.solve(
-                k_star, noise, s, self.preconditioner, self.tol, self.max_iter, self.sample_weight_
-            )
-            if not info["converged"].all():
-                warnings.warn(
-                    "conjugate gradients did not converge for some predictive variances",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
-            var[part] = s + noise - np.einsum("ij,ij->j", k_star, z)
-            if return_cov:
-                k_blocks.append(k_star)
-                z_blocks.append(z)
+            check_memory("X", n, 8.0 * n * n * 3, "return_cov holds n_samples² values")
+        if self.variance == "exact":
+            result = self._exact_variance(labels, weights, full=return_cov)
+            if not return_cov:
+                return mean, np.sqrt(np.maximum(result, noise))
+            result[np.diag_indices(n)] = np.maximum(np.diag(result), noise)
+            return mean, result
+        rows = kernel.model_.gather_sums(self._variance_factors()[0], threads, labels, weights)
+        var = s + noise - np.einsum("ij,ij->i", rows, rows)
         if not return_cov:
             return mean, np.sqrt(np.maximum(var, noise))
-        explained = np.hstack(z_blocks).T @ np.hstack(k_blocks)
         features = kernel.features(X)
         prior = np.asarray((features @ features.T).todense())
         prior[np.diag_indices(n)] = 1.0
-        cov = s * prior - 0.5 * (explained + explained.T)
+        cov = s * prior - rows @ rows.T
+        cov = 0.5 * (cov + cov.T)
         cov[np.diag_indices(n)] = np.maximum(var, noise)
         return mean, cov
+
+    def predict_std_bounds(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of the exact predictive standard deviations from the
+        ``"lanczos"`` route's decomposition (``variance_rank``): the upper bound is what
+        ``predict(X, return_std=True)`` returns with ``variance="lanczos"``; the gap between
+        the two bounds every error of that route (Galerkin approximations on one Krylov
+        space; see :mod:`mondrian_learn.partition._variance`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points (finite values).
+
+        Returns
+        -------
+        lower : ndarray of shape (n_samples,)
+            At most the exact predictive standard deviation.
+        upper : ndarray of shape (n_samples,)
+            At least the exact predictive standard deviation.
+        """
+        X = self._fitted_input(X)
+        labels, weights = self.kernel_.assign(X)
+        model, threads = self.kernel_.model_, self._threads()
+        s, noise = self.signal_variance_, self.noise_variance_
+        upper_f, lower_f = self._variance_factors()
+        lower, upper = lanczos_variances_from_rows(
+            model.gather_sums(upper_f, threads, labels, weights),
+            model.gather_sums(lower_f, threads, labels, weights),
+            feature_norms(labels, weights),
+            s,
+            noise,
+        )
+        return np.sqrt(np.maximum(lower, noise)), np.sqrt(np.maximum(upper, noise))
+
+    def _exact_variance(
+        self, labels: np.ndarray, weights: np.ndarray | None, full: bool
+    ) -> np.ndarray:
+        """The exact route: each new point's predictive variance (``full``: the covariance)
+        by one CG solve per point, in the core."""
+        values, _, converged = _core.predictive_variance(
+            self.kernel_.model_,
+            labels,
+            weights,
+            self.signal_variance_,
+            self.noise_variance_,
+            self.preconditioner,
+            float(self.tol),
+            int(self.max_iter),
+            full,
+            self._threads(),
+            self.sample_weight_,
+        )
+        if not converged.all():
+            warnings.warn(
+                "conjugate gradients did not converge for some predictive variances; "
+                "raise max_iter",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return values.reshape(labels.shape[1], -1) if full else values
+
+    def _variance_factors(self) -> tuple[np.ndarray, np.ndarray]:
+        """The two LOVE factors of the ``"lanczos"`` route (clusters × rank each), computed
+        on first use (``variance_rank`` dimensions; the start does not depend on the points
+        predicted, so neither does any point's variance) and kept until the next ``fit``."""
+        check_parameter("variance_rank", self.variance_rank, COUNT)
+        rank = int(self.variance_rank)
+        cache = self.__dict__.setdefault("_variance_cache", {})
+        if rank not in cache:
+            model, threads = self.kernel_.model_, self._threads()
+            sizes = model.cluster_sums(np.ones((model.n_points, 1)), threads)[:, 0]
+            cache.clear()
+            cache[rank] = _core.variance_factors(
+                model,
+                lanczos_start(sizes, rank, self._variance_seed),
+                rank,
+                self._variance_seed,
+                self.signal_variance_,
+                self.noise_variance_,
+                threads,
+                self.sample_weight_,
+            )
+        return cache[rank]
 
     def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> np.ndarray:
         """Draw new noisy targets at ``X`` jointly from the posterior predictive

@@ -213,3 +213,66 @@ def _search(loss: Any, lo: float, hi: float) -> float:
         return float(grid[best])
     res = minimize_scalar(loss, bounds=(left, right), method="bounded", options={"xatol": 1e-6})
     return float(res.x) if res.fun <= values[best] else float(grid[best])
+
+
+class ClusterSpaceLikelihood(MarginalLikelihood):
+    """The same criterion from Lanczos runs on the clusters' Gram matrix ``M = GᵀG/m``
+    (``C × C``, ``G`` the training points' one-hot labels, ``K = GGᵀ/m``) instead of on ``K``
+    (``N × N``): for hard partitions spread over machines, where the solvers' vectors are kept
+    per cluster. With ``c = Gᵀy/m``, the push-through identity
+    ``(K + ρI)⁻¹ = (I − G (M + ρI)⁻¹ Gᵀ/m)/ρ`` and Sylvester's determinant theorem give
+
+    - ``yᵀ(K + ρI)⁻¹y = (‖y‖² − m cᵀ(M + ρI)⁻¹c)/ρ`` (Gauss quadrature from the start ``c``),
+    - ``log det(K + ρI) = (N − C) log ρ + log det(M + ρI)`` (Hutchinson with ``C``-entry
+      Rademacher probes).
+
+    Parameters
+    ----------
+    lanczos : callable
+        ``lanczos(starts, steps)`` → Lanczos tridiagonals of ``M`` from each column of
+        ``starts`` (``_core.operator_lanczos`` on the distributed product).
+    c : ndarray of shape (C,)
+        ``Gᵀy/m`` for the centred targets y.
+    y_norm2 : float
+        ``‖y‖²``.
+    n_points, n_partitions : int
+        N and m.
+    n_probes, steps, seed : int
+        Probes, Lanczos steps per start (at most C are run) and the probes' seed.
+    """
+
+    def __init__(
+        self,
+        lanczos: Any,
+        c: np.ndarray,
+        y_norm2: float,
+        n_points: int,
+        n_partitions: int,
+        n_probes: int,
+        steps: int,
+        seed: int,
+    ) -> None:
+        clusters = len(c)
+        self.n, self.total, self.exact = n_points, float(n_points), False
+        self.n_clusters, self.n_partitions, self.y_norm2 = clusters, n_partitions, y_norm2
+        probes = np.random.default_rng(seed).integers(0, 2, size=(clusters, n_probes)) * 2.0 - 1.0
+        starts = np.ascontiguousarray(np.column_stack([c, probes]))
+        norms2 = np.einsum("ij,ij->j", starts, starts)
+        if norms2[0] == 0:
+            starts[:, 0] = probes[:, 0]
+        tri = lanczos(starts, min(int(steps), clusters))
+        nodes = [gauss_nodes(a, b, w) for (a, b), w in zip(tri, norms2)]
+        self._y = nodes[0] if norms2[0] > 0 else (np.zeros(1), np.zeros(1))
+        self._probes = nodes[1:]
+        self.steps_run = [len(a) for a, _ in tri]
+
+    def quadratic(self, rho: float) -> float:
+        """``yᵀ (K + ρI)⁻¹ y``."""
+        theta, w = self._y
+        fitted = self.n_partitions * float(np.sum(w / (theta + rho)))
+        return max(self.y_norm2 - fitted, 0.0) / rho
+
+    def logdet_samples(self, rho: float) -> np.ndarray:
+        """Each probe's estimate of ``log det(K + ρI)``."""
+        free = (self.n - self.n_clusters) * np.log(rho)
+        return np.array([free + np.sum(w * np.log(theta + rho)) for theta, w in self._probes])
