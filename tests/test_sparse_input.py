@@ -48,8 +48,10 @@ def formats(X: np.ndarray) -> dict[str, object]:
         unsorted.indices[a:b] = unsorted.indices[a:b][::-1]
         unsorted.data[a:b] = unsorted.data[a:b][::-1]
     unsorted.has_sorted_indices = False
-    explicit = scipy.sparse.csr_matrix(X)
-    explicit[0, 1] = 0.0  # an explicitly stored zero
+    # An explicitly stored zero at (0, 1) (column 1 has no other entry).
+    explicit = scipy.sparse.coo_matrix(
+        (np.r_[coo.data, 0.0], (np.r_[coo.row, 0], np.r_[coo.col, 1])), shape=X.shape
+    ).tocsr()
     return {
         "csr": scipy.sparse.csr_matrix(X),
         "csc": scipy.sparse.csc_matrix(X),
@@ -180,8 +182,7 @@ def test_sparse_queries_are_not_densified_in_python() -> None:
 def test_a_dense_store_beyond_memory_is_refused_before_allocating() -> None:
     # The trees keep their training points dense (boxes and the conditional Mondrian read
     # coordinates): a sparse X whose dense store cannot fit is refused by name.
-    huge = scipy.sparse.csr_matrix((2, 2**40))
-    huge[0, 5] = 1.0
+    huge = scipy.sparse.csr_matrix(([1.0], ([0], [5])), shape=(2, 2**40))
     with pytest.raises(MemoryError, match="X="):
         ml.MondrianForestRegressor(2).fit(huge, [0.0, 1.0])
 
