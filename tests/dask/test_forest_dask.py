@@ -6,6 +6,7 @@ stops the fit with an error; the cluster shuts down cleanly."""
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from mondrian_learn.dask import (  # noqa: E402
     parquet_chunks,
     tree_ranges,
 )
+from mondrian_learn.dask._parts import ForestPart  # noqa: E402
 
 CHUNK = 250
 
@@ -112,6 +114,22 @@ def test_import_mondrian_learn_imports_nothing_of_dask() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_part_names_the_users_estimator_and_pickles(data) -> None:  # type: ignore[no-untyped-def]
+    """scikit-learn's checks inside a part name the estimator the user gave (not an
+    internal class), and a part survives pickling (Dask moves and spills parts so)."""
+    X, y, _ = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    part = ForestPart(MondrianForestRegressor(n_estimators=2, random_state=0), 0, 2, 0)
+    part.update(frame[:CHUNK], y[:CHUNK])
+    with pytest.warns(UserWarning, match="but MondrianForestRegressor was fitted with feature"):
+        sums = part.fold(X[:5], np.zeros((5, 2)))
+    with pytest.raises(ValueError, match="MondrianForestRegressor is expecting 3 features"):
+        part.fold(X[:5, :2], np.zeros((5, 2)))
+    again = pickle.loads(pickle.dumps(part))
+    with pytest.warns(UserWarning, match="MondrianForestRegressor"):
+        np.testing.assert_array_equal(again.fold(X[:5], np.zeros((5, 2))), sums)
 
 
 def test_tree_ranges_cover_the_forest_with_the_scored_trees_in_part_0() -> None:

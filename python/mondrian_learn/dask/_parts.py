@@ -89,6 +89,12 @@ class _PartClassifier(_Part, MondrianForestClassifier):
     pass
 
 
+# scikit-learn's checks inside a part (feature names, feature counts) name the estimator's
+# class: name the one the user gave. ``__qualname__`` stays, so pickle still finds the class.
+_PartRegressor.__name__ = MondrianForestRegressor.__name__
+_PartClassifier.__name__ = MondrianForestClassifier.__name__
+
+
 class ForestPart:
     """Trees ``[first, stop)`` of the forest ``estimator`` describes, grown on every chunk.
 
