@@ -93,19 +93,25 @@ def score(model: Any, parquet: Path) -> dict[str, float]:
 
 
 def run_dask(args: argparse.Namespace, parquet: Path) -> dict[str, Any]:
+    import dask
     import dask.dataframe as dd
     import psutil
     from distributed import Client, LocalCluster
 
     from mondrian_learn.dask import DaskMondrianForest
 
-    cluster = LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        memory_limit=args.memory_limit,
-        dashboard_address=":0",
-    )
+    # Spilling a part to disk pickles it whole (a second copy of its points for a moment):
+    # at a limit near twice the part, Dask's spill is what pushes a worker over it. Without
+    # spilling, a worker paused at 80 % of its limit stays paused (a 4 GiB run stalled so):
+    spilling = {"target": False, "spill": False, "pause": False} if not args.spill else {}
+    with dask.config.set({f"distributed.worker.memory.{k}": v for k, v in spilling.items()}):
+        cluster = LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=args.memory_limit,
+            dashboard_address=":0",
+        )
     client = Client(cluster)
     try:
         pids = client.run(os.getpid)
@@ -140,6 +146,7 @@ def run_dask(args: argparse.Namespace, parquet: Path) -> dict[str, Any]:
             "peak_rss_per_worker_mb": sorted(p / 2**20 for p in peaks.values()),
             "bytes_moved_between_workers_mb": sum(moved.values()) / 2**20,
             "memory_limit": args.memory_limit,
+            "spill": args.spill,
             "probe_rmse": float(np.sqrt(np.mean((mean - y_probe) ** 2))),
             "probe_sum": float(mean.sum()),
         }
@@ -182,6 +189,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--min-samples-split", type=int, default=1000)
     parser.add_argument("--memory-limit", default="4GiB", help="per worker")
+    parser.add_argument(
+        "--spill",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="let Dask spill the workers' data to disk (its default; off here: see run_dask)",
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/mondrian_dask_bench"))
     parser.add_argument("--runs", default="dask,stream-parquet,stream-memmap,in-memory")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)

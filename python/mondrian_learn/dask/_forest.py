@@ -67,6 +67,13 @@ class DaskMondrianForest(BaseEstimator):
     with the whole forest's tree count: the same floating-point operations in the same order
     as the single forest's prediction. NumPy inputs give NumPy outputs.
 
+    Memory: every part stores every training point (float64: the conditional Mondrian
+    resamples a paused leaf from its points), so each worker needs more than the data — 2.6–3
+    times it was measured at 2·10⁷ rows (``benches/RESULTS.md``, issue 18). Turn Dask's
+    spilling off on the workers (``distributed.worker.memory.target``, ``.spill`` and
+    ``.pause`` set to False): spilling a part pickles it whole, a second copy for a moment,
+    which pushed workers over their limit.
+
     Parameters
     ----------
     estimator : MondrianForestRegressor or MondrianForestClassifier
