@@ -114,6 +114,76 @@ impl<E: Coordinate> Points for ArrayView2<'_, E> {
     }
 }
 
+/// Points read through a map to the unit box as they are read (an estimator's map, applied
+/// by the core rather than to a mapped copy, so a float32 matrix stays float32): the same
+/// float64 values, bit for bit, as the matrix mapped beforehand by [`InputMap::map`].
+#[derive(Debug, Clone)]
+pub struct MappedPoints<P> {
+    inner: P,
+    map: InputMap,
+}
+
+impl<P: Points> MappedPoints<P> {
+    /// `inner` read through `map`, refused when the map does not fit its features or sends
+    /// one of its values beyond float64 (the check [`InputMap::map`] makes).
+    pub fn new(inner: P, map: InputMap) -> Result<Self> {
+        if !map.is_consistent(inner.n_features()) {
+            return Err(Error::InvalidInput(format!(
+                "the unit-box map needs {} finite offsets and positive scales",
+                inner.n_features()
+            )));
+        }
+        if let Some(ranges) = inner.ranges() {
+            map.check_ranges(&ranges)?;
+        }
+        Ok(Self { inner, map })
+    }
+}
+
+impl<P: Points> Points for MappedPoints<P> {
+    fn n_rows(&self) -> usize {
+        self.inner.n_rows()
+    }
+
+    fn n_features(&self) -> usize {
+        self.inner.n_features()
+    }
+
+    fn ranges(&self) -> Option<Ranges> {
+        // The map is increasing in each feature: it maps the ends of a range to the ends.
+        let mut ranges = self.inner.ranges()?;
+        for (k, (lo, hi)) in ranges.iter_mut().enumerate() {
+            if lo <= hi {
+                (*lo, *hi) = (self.map.map_value(k, *lo), self.map.map_value(k, *hi));
+                if !(lo.is_finite() && hi.is_finite()) {
+                    return None;
+                }
+            }
+        }
+        Some(ranges)
+    }
+
+    fn block<'b>(
+        &'b self,
+        rows: Range<usize>,
+        map: Option<&InputMap>,
+        buffer: &'b mut Vec<f64>,
+    ) -> &'b [f64] {
+        let Some(outer) = map else {
+            return self.inner.block(rows, Some(&self.map), buffer);
+        };
+        // A second map on top (no caller does this today): the first one's images, then it.
+        let mut first = Vec::new();
+        let mapped = self.inner.block(rows, Some(&self.map), &mut first);
+        buffer.clear();
+        buffer.extend_from_slice(mapped);
+        for row in buffer.chunks_exact_mut(self.n_features().max(1)) {
+            outer.map_in_place(row);
+        }
+        buffer
+    }
+}
+
 /// A CSR matrix as scipy holds it (canonical form: within a row, columns strictly
 /// increasing), borrowed and checked once so that reading it can never index out of range;
 /// optionally read through a map to the unit box ([`Self::with_map`]).
@@ -333,6 +403,44 @@ mod tests {
                 scale: vec![1.0; 2]
             })
             .is_err());
+    }
+
+    #[test]
+    fn mapped_points_read_as_the_matrix_mapped_beforehand() {
+        let (dense, indptr, indices, data) = example();
+        let map = InputMap {
+            offset: vec![-1.0, 1.5, -1.0],
+            scale: vec![2.0, 3.5, 5.0],
+        };
+        let before = map.map(dense.as_slice().expect("C order")).expect("finite");
+        let narrow = dense.mapv(|v| v as f32);
+        let csr = CsrPoints::new(3, &indptr, &indices, &data).expect("valid");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let mapped = MappedPoints::new(dense.view(), map.clone()).expect("consistent");
+        assert_eq!(mapped.block(0..4, None, &mut a), before.as_slice());
+        assert_eq!(mapped.block(1..3, None, &mut a), &before[3..9]);
+        let mapped32 = MappedPoints::new(narrow.view(), map.clone()).expect("consistent");
+        assert_eq!(mapped32.block(0..4, None, &mut b), before.as_slice());
+        let via_csr = MappedPoints::new(&csr, map.clone()).expect("consistent");
+        assert_eq!(via_csr.block(0..4, None, &mut b), before.as_slice());
+        let ranges = mapped.ranges().expect("finite");
+        for (k, &(lo, hi)) in dense.view().ranges().expect("finite").iter().enumerate() {
+            assert_eq!(ranges[k], (map.map_value(k, lo), map.map_value(k, hi)));
+        }
+        // A second map on top reads as both applied in turn.
+        let twice = map.map(&before).expect("finite");
+        assert_eq!(mapped.block(0..4, Some(&map), &mut a), twice.as_slice());
+        // A map that does not fit the features, or that overflows a value, is refused.
+        let short = InputMap {
+            offset: vec![0.0; 2],
+            scale: vec![1.0; 2],
+        };
+        assert!(MappedPoints::new(dense.view(), short).is_err());
+        let tiny = InputMap {
+            offset: vec![0.0; 3],
+            scale: vec![1e-308; 3],
+        };
+        assert!(MappedPoints::new(dense.view(), tiny).is_err());
     }
 
     #[test]

@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._validation import (
+    CorePoints,
     Param,
-    SparsePoints,
     as_core_array,
     as_core_points,
     check_parameters,
@@ -165,12 +165,12 @@ class EstimatorBase(BaseEstimator):
             reset=reset,
         )
 
-    def _fitted_input(self, X: Any) -> np.ndarray | SparsePoints:
+    def _fitted_input(self, X: Any) -> CorePoints:
         """``X`` checked against the fitted estimator, in the core's layout."""
         check_is_fitted(self)
         return self._core_input(self._check_input(X))
 
-    def _core_input(self, X: Any) -> np.ndarray | SparsePoints:
+    def _core_input(self, X: Any) -> CorePoints:
         """Checked points as the core takes them."""
         return as_core_points(X, dtype=self._point_dtypes)
 
@@ -190,21 +190,28 @@ class UnitBoxMixin(EstimatorBase):
     scale_features: bool
     data_min_: np.ndarray
     data_scale_: np.ndarray
+    #: Whether the core reads this estimator's points through the map itself (its bindings
+    #: take any points: dense float64/float32 or sparse, with the map), so that no mapped
+    #: copy of a dense X is made; else dense points are mapped here.
+    _reads_mapped_points: ClassVar[bool] = False
 
-    def _fit_unit_box(self, X: Any) -> np.ndarray | SparsePoints:
+    def _fit_unit_box(self, X: Any) -> CorePoints:
         """Fix the map on the training points ``X`` (checked) and return their images."""
         if self.scale_features:
-            self.data_min_, self.data_scale_ = _core.unit_box(as_core_points(X))
+            points = as_core_points(X, dtype=self._point_dtypes)
+            self.data_min_, self.data_scale_ = _core.unit_box(points)
         else:
             self.data_min_, self.data_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
         return self._to_unit_box(X)
 
-    def _to_unit_box(self, X: Any) -> np.ndarray | SparsePoints:
+    def _to_unit_box(self, X: Any) -> CorePoints:
         """Images of checked points under the fitted map, in the core's layout; a sparse
-        matrix is handed over with the map, which the core applies as it reads the rows."""
+        matrix (and any matrix, for estimators whose core reads mapped points) is handed over
+        with the map, which the core applies as it reads the rows."""
         identity = not self.data_min_.any() and (self.data_scale_ == 1.0).all()
-        if scipy.sparse.issparse(X):
-            return as_core_points(X, unit_box=None if identity else self._unit_box())
+        if scipy.sparse.issparse(X) or self._reads_mapped_points:
+            box = None if identity else self._unit_box()
+            return as_core_points(X, dtype=self._point_dtypes, unit_box=box)
         X = as_core_array(X)
         if identity:
             return X
@@ -224,7 +231,7 @@ class UnitBoxMixin(EstimatorBase):
         offset, scale = self.data_min_, self.data_scale_
         return (high - offset) / scale - (low - offset) / scale
 
-    def _core_input(self, X: Any) -> np.ndarray | SparsePoints:
+    def _core_input(self, X: Any) -> CorePoints:
         """Checked points mapped as the training data was, in the core's layout."""
         return self._to_unit_box(X)
 

@@ -28,9 +28,14 @@ __all__ = [
 
 FORMAT_VERSION: int
 
-#: _Points: a float64 (or float32) C-ordered array, or a canonical CSR matrix's parts
-#: ``(data, indices, indptr, n_features, (offset, scale) | None)``.
-_Points: TypeAlias = np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray, int, Any]
+#: _Points: a float64 (or float32) C-ordered array, a canonical CSR matrix's parts
+#: ``(data, indices, indptr, n_features, (offset, scale) | None)``, or an array with the map
+#: to the unit box its rows are read through, ``(x, (offset, scale))``.
+_Points: TypeAlias = (
+    np.ndarray
+    | tuple[np.ndarray, np.ndarray, np.ndarray, int, Any]
+    | tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]
+)
 
 @final
 class Density:

@@ -259,17 +259,20 @@ def as_core_array(X: Any, dtype: Any = np.float64) -> np.ndarray:
 #: How the core takes a sparse matrix: the parts of a canonical CSR matrix, its width, and the
 #: optional map ``(offset, scale)`` its rows are read through.
 SparsePoints = tuple[np.ndarray, np.ndarray, np.ndarray, int, Any]
+#: Any matrix of points the core reads: dense, sparse, or dense with its map ``(x, (offset,
+#: scale))``.
+CorePoints = np.ndarray | SparsePoints | tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]
 
 
 def as_core_points(
     X: Any, dtype: Any = np.float64, unit_box: tuple[np.ndarray, np.ndarray] | None = None
-) -> np.ndarray | SparsePoints:
+) -> CorePoints:
     """``X`` as the core reads points: a dense array as :func:`as_core_array` makes it, or a
     scipy sparse matrix as the parts of a canonical CSR matrix (float64 values, int32 column
     indices sorted within each row, int64 row pointers), which the core reads a row block at
-    a time — the matrix is never densified whole. ``unit_box`` (sparse only): the map
-    ``(offset, scale)`` the rows are read through, which would make the matrix dense if applied
-    to it beforehand.
+    a time — the matrix is never densified whole. ``unit_box``: the map ``(offset, scale)``
+    the rows are read through (by the core, as it reads them: no mapped copy, which would make
+    a sparse matrix dense and a float32 one float64).
 
     Parameters
     ----------
@@ -278,7 +281,7 @@ def as_core_points(
     dtype : dtype or tuple of dtypes, default=np.float64
         For dense ``X``, as in :func:`as_core_array`.
     unit_box : tuple of two ndarrays or None, default=None
-        The map to read sparse rows through.
+        The map to read the rows through.
 
     Returns
     -------
@@ -286,7 +289,10 @@ def as_core_points(
         What the core's ``x`` arguments take.
     """
     if not scipy.sparse.issparse(X):
-        return as_core_array(X, dtype=dtype)
+        dense = as_core_array(X, dtype=dtype)
+        if unit_box is None:
+            return dense
+        return dense, (as_core_array(unit_box[0]), as_core_array(unit_box[1]))
     X = scipy.sparse.csr_matrix(X)
     if not X.has_canonical_format:
         X = X.copy()

@@ -4,7 +4,7 @@
 use super::error::to_py_err;
 use crate::error::Error;
 use crate::input_map::InputMap;
-use crate::points::{CsrPoints, Points, Ranges};
+use crate::points::{CsrPoints, MappedPoints, Points, Ranges};
 use crate::sparse::Csr;
 use numpy::ndarray::{Array2, ArrayView2, CowArray, Ix2};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
@@ -26,12 +26,33 @@ pub fn c_order<'a, T: numpy::Element + Clone>(
 
 /// A matrix of points as Python hands it over: a numpy array of float64, or float32 (which
 /// the forests read a row block at a time instead of through a float64 copy of the whole
-/// matrix), or the parts of a canonical CSR matrix (`_validation.as_core_points`).
+/// matrix), the parts of a canonical CSR matrix, or a dense array with the map to the unit
+/// box its rows are read through (`_validation.as_core_points`).
 #[derive(FromPyObject)]
 pub enum AnyPoints<'py> {
     F64(PyReadonlyArray2<'py, f64>),
     F32(PyReadonlyArray2<'py, f32>),
     Csr(SparsePoints<'py>),
+    MappedF64(MappedDense<'py, f64>),
+    MappedF32(MappedDense<'py, f32>),
+}
+
+/// `(x, (offset, scale))`: a dense array read through an estimator's map to the unit box.
+#[derive(FromPyObject)]
+pub struct MappedDense<'py, T: numpy::Element>(
+    PyReadonlyArray2<'py, T>,
+    (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
+);
+
+impl<T: numpy::Element + crate::coordinate::Coordinate> MappedDense<'_, T> {
+    fn view(&self) -> PyResult<MappedPoints<ArrayView2<'_, T>>> {
+        let MappedDense(x, (offset, scale)) = self;
+        let map = InputMap {
+            offset: offset.as_array().to_vec(),
+            scale: scale.as_array().to_vec(),
+        };
+        MappedPoints::new(x.as_array(), map).map_err(to_py_err)
+    }
 }
 
 /// `(data, indices, indptr, n_features, map)` of a CSR matrix, `map` an optional
@@ -51,6 +72,8 @@ pub enum PointsView<'a> {
     F64(ArrayView2<'a, f64>),
     F32(ArrayView2<'a, f32>),
     Csr(CsrPoints<'a>),
+    MappedF64(MappedPoints<ArrayView2<'a, f64>>),
+    MappedF32(MappedPoints<ArrayView2<'a, f32>>),
 }
 
 impl AnyPoints<'_> {
@@ -80,6 +103,8 @@ impl AnyPoints<'_> {
                         .map_err(to_py_err)?,
                 })
             }
+            Self::MappedF64(x) => PointsView::MappedF64(x.view()?),
+            Self::MappedF32(x) => PointsView::MappedF32(x.view()?),
         })
     }
 }
@@ -92,6 +117,8 @@ impl Points for PointsView<'_> {
             Self::F64(x) => x.n_rows(),
             Self::F32(x) => x.n_rows(),
             Self::Csr(x) => x.n_rows(),
+            Self::MappedF64(x) => x.n_rows(),
+            Self::MappedF32(x) => x.n_rows(),
         }
     }
 
@@ -100,6 +127,8 @@ impl Points for PointsView<'_> {
             Self::F64(x) => x.n_features(),
             Self::F32(x) => x.n_features(),
             Self::Csr(x) => x.n_features(),
+            Self::MappedF64(x) => x.n_features(),
+            Self::MappedF32(x) => x.n_features(),
         }
     }
 
@@ -108,6 +137,8 @@ impl Points for PointsView<'_> {
             Self::F64(x) => x.ranges(),
             Self::F32(x) => x.ranges(),
             Self::Csr(x) => x.ranges(),
+            Self::MappedF64(x) => x.ranges(),
+            Self::MappedF32(x) => x.ranges(),
         }
     }
 
@@ -121,6 +152,8 @@ impl Points for PointsView<'_> {
             Self::F64(x) => x.block(rows, map, buffer),
             Self::F32(x) => x.block(rows, map, buffer),
             Self::Csr(x) => x.block(rows, map, buffer),
+            Self::MappedF64(x) => x.block(rows, map, buffer),
+            Self::MappedF32(x) => x.block(rows, map, buffer),
         }
     }
 }

@@ -81,6 +81,9 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     #: Sparse X is read by the core a row block at a time, mapped to the unit box as it is
     #: read (``points`` in the core); the trees store the training points dense.
     _accepts_sparse = True
+    #: The core reads X through the map to the unit box: a float32 X stays float32.
+    _reads_mapped_points = True
+    _point_dtypes = (np.float64, np.float32)
 
     _parameters = {
         "n_estimators": Param(50, *COUNT),
@@ -94,7 +97,9 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def fit(self, X: Any, y: Any = None) -> MondrianKernelFeatures:
         """Sample the trees on ``X``."""
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
+        X = validate_data(
+            self, X, dtype=list(self._point_dtypes), accept_sparse=self._sparse_formats()
+        )
         points = self._fit_unit_box(X)
         self.lifetime_ = lifetime = self._lifetime(X)
         self.model_ = self._sample_trees(

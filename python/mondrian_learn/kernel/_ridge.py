@@ -103,6 +103,9 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     #: Sparse X is read by the core a row block at a time, mapped to the unit box as it is
     #: read (``points`` in the core); the trees store the training points dense.
     _accepts_sparse = True
+    #: The core reads X through the map to the unit box: a float32 X stays float32.
+    _reads_mapped_points = True
+    _point_dtypes = (np.float64, np.float32)
 
     _parameters = {
         "n_estimators": Param(50, *COUNT),
@@ -120,7 +123,12 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         (rows weighted: A = ΦᵀVΦ + αI, ȳ the weighted mean; class notes)."""
         self._validate_params()
         X, y = validate_data(
-            self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats(), y_numeric=True
+            self,
+            X,
+            y,
+            dtype=list(self._point_dtypes),
+            accept_sparse=self._sparse_formats(),
+            y_numeric=True,
         )
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
