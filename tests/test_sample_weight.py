@@ -6,6 +6,8 @@ per-point noise σ²/v_i, checked against dense solves), and metadata routing th
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import sklearn
@@ -13,6 +15,7 @@ from sklearn.model_selection import KFold, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+import mondrian_learn as ml
 from mondrian_learn import (
     MondrianKernelRidge,
     PartitionGPRegressor,
@@ -136,3 +139,23 @@ def test_svc_refuses_a_penalty_liblinear_cannot_solve() -> None:
     for C in (1e150, 1e-200):
         with pytest.raises(ValueError, match="change C or rescale sample_weight"):
             PartitionSVC(n_partitions=5, C=C).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ml.MondrianForestRegressor(3, random_state=0),
+        lambda: ml.MondrianForestRegressorCV(3, lifetimes=5, random_state=0),
+        lambda: ml.MondrianKernelRidge(3, 1.0, random_state=0),
+    ],
+)
+def test_weights_too_small_to_sum_precisely_are_refused_by_name(make: Any) -> None:
+    """Found by the property tests' exploration: weights of 5e-311 (subnormal sums) made a
+    forest predict NaN 1e300 away from its data. Positive weights below 1e-150 are refused
+    by name; at 1e-150 the predictions there are finite."""
+    X = np.array([[1e300, -0.0], [1e300, -0.0]])
+    y = np.array([-1.5, -0.3])
+    with pytest.raises(ValueError, match="sample_weight must hold values of at least 1e-150"):
+        make().fit(X, y, sample_weight=[5e-311, 5e-311])
+    model = make().fit(X, y, sample_weight=[1e-150, 1e-150])
+    assert np.all(np.isfinite(model.predict(np.zeros((2, 2)))))

@@ -373,6 +373,8 @@ def check_target_scale(y: np.ndarray) -> None:
 
 #: The largest row weight (the core's bound on |y| and on weights alike).
 MAX_WEIGHT = 1e150
+#: The smallest positive row weight (its reciprocal: the same margin below 1).
+MIN_WEIGHT = 1 / MAX_WEIGHT
 
 
 def check_weighted_target_scale(y: np.ndarray, weights: np.ndarray | None) -> None:
@@ -392,7 +394,8 @@ def check_weighted_target_scale(y: np.ndarray, weights: np.ndarray | None) -> No
 
 def check_sample_weight(sample_weight: Any, n_rows: int) -> tuple[np.ndarray | None, Any]:
     """``sample_weight`` (None, a number or n_rows values) checked: finite, non-negative, not
-    all zero. Returns the positive weights and the rows to keep — a zero weight removes its
+    all zero, positive ones within [``MIN_WEIGHT``, ``MAX_WEIGHT``]. Returns the positive
+    weights and the rows to keep — a zero weight removes its
     row, as scikit-learn's weight semantics ask — or ``(None, slice(None))`` for None."""
     if sample_weight is None:
         return None, slice(None)
@@ -413,6 +416,13 @@ def check_sample_weight(sample_weight: Any, n_rows: int) -> tuple[np.ndarray | N
     keep = weights > 0
     if n_rows and not keep.any():
         raise ValueError("sample_weight is zero for every row: nothing to fit")
+    if np.any(weights[keep] < MIN_WEIGHT):
+        # Subnormal sums of weights lose their precision: a forest's 1e-310 total gave NaN.
+        raise ValueError(
+            f"sample_weight must hold values of at least {MIN_WEIGHT:g} where positive (the "
+            f"weighted sums keep their precision), got {weights[keep].min():g}; rescale "
+            "sample_weight or set such rows to 0"
+        )
     return as_core_array(weights[keep]), keep
 
 
