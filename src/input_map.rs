@@ -100,6 +100,31 @@ impl InputMap {
             && self.offset.iter().all(|v| v.is_finite())
             && self.scale.iter().all(|v| v.is_finite() && *v > 0.0)
     }
+
+    /// [`Self::is_consistent`] as an error naming what a map for `d` features needs.
+    pub fn require_consistent(&self, d: usize) -> Result<()> {
+        if self.is_consistent(d) {
+            return Ok(());
+        }
+        Err(Error::InvalidInput(format!(
+            "the unit-box map needs {d} finite offsets and positive scales"
+        )))
+    }
+
+    /// The images of per-feature ranges `(min, max)` (an empty range, min > max, stays as it
+    /// is): the map is increasing in each feature, so it maps the ends of a range to the
+    /// ends. `None` when an image overflows float64.
+    pub fn map_ranges(&self, mut ranges: Vec<(f64, f64)>) -> Option<Vec<(f64, f64)>> {
+        for (k, (lo, hi)) in ranges.iter_mut().enumerate() {
+            if lo <= hi {
+                (*lo, *hi) = (self.map_value(k, *lo), self.map_value(k, *hi));
+                if !(lo.is_finite() && hi.is_finite()) {
+                    return None;
+                }
+            }
+        }
+        Some(ranges)
+    }
 }
 
 /// Each feature's `(min, max)` over the rows of `rows` (row-major, `d` wide).

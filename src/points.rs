@@ -127,12 +127,7 @@ impl<P: Points> MappedPoints<P> {
     /// `inner` read through `map`, refused when the map does not fit its features or sends
     /// one of its values beyond float64 (the check [`InputMap::map`] makes).
     pub fn new(inner: P, map: InputMap) -> Result<Self> {
-        if !map.is_consistent(inner.n_features()) {
-            return Err(Error::InvalidInput(format!(
-                "the unit-box map needs {} finite offsets and positive scales",
-                inner.n_features()
-            )));
-        }
+        map.require_consistent(inner.n_features())?;
         if let Some(ranges) = inner.ranges() {
             map.check_ranges(&ranges)?;
         }
@@ -150,17 +145,7 @@ impl<P: Points> Points for MappedPoints<P> {
     }
 
     fn ranges(&self) -> Option<Ranges> {
-        // The map is increasing in each feature: it maps the ends of a range to the ends.
-        let mut ranges = self.inner.ranges()?;
-        for (k, (lo, hi)) in ranges.iter_mut().enumerate() {
-            if lo <= hi {
-                (*lo, *hi) = (self.map.map_value(k, *lo), self.map.map_value(k, *hi));
-                if !(lo.is_finite() && hi.is_finite()) {
-                    return None;
-                }
-            }
-        }
-        Some(ranges)
+        self.map.map_ranges(self.inner.ranges()?)
     }
 
     fn block<'b>(
@@ -242,12 +227,7 @@ impl<'a> CsrPoints<'a> {
     /// `map.map_value(k, v)`, the implicit zeros included, exactly as a dense matrix mapped
     /// beforehand.
     pub fn with_map(mut self, map: InputMap) -> Result<Self> {
-        if !map.is_consistent(self.n_features) {
-            return Err(Error::InvalidInput(format!(
-                "the unit-box map needs {} finite offsets and positive scales",
-                self.n_features
-            )));
-        }
+        map.require_consistent(self.n_features)?;
         self.map = Some(map);
         Ok(self)
     }
@@ -292,16 +272,10 @@ impl Points for CsrPoints<'_> {
                 (*lo, *hi) = (lo.min(0.0), hi.max(0.0));
             }
         }
-        // The map is increasing in each feature: it maps the ends of a range to the ends.
-        for (k, (lo, hi)) in ranges.iter_mut().enumerate() {
-            if lo <= hi {
-                (*lo, *hi) = (self.read(k, *lo), self.read(k, *hi));
-                if !(lo.is_finite() && hi.is_finite()) {
-                    return None;
-                }
-            }
+        match &self.map {
+            Some(map) => map.map_ranges(ranges),
+            None => Some(ranges),
         }
-        Some(ranges)
     }
 
     fn block<'b>(

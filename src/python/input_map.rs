@@ -3,7 +3,6 @@
 
 use super::arrays::{c_order, flat, to_array2, AnyPoints, VectorPair};
 use super::error::to_py_err;
-use crate::error::Error;
 use crate::input_map::InputMap;
 use crate::points::finite_ranges;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -32,11 +31,7 @@ pub fn to_unit_box<'py>(
         offset: offset.as_array().to_vec(),
         scale: scale.as_array().to_vec(),
     };
-    if !map.is_consistent(d) {
-        return Err(to_py_err(Error::InvalidInput(format!(
-            "the unit-box map needs {d} finite offsets and positive scales"
-        ))));
-    }
+    map.require_consistent(d).map_err(to_py_err)?;
     let rows = flat(&x);
     let out = map.map(rows).map_err(to_py_err)?;
     Ok(to_array2(n, d, out)?.into_pyarray(py))
