@@ -18,6 +18,9 @@ pub enum Error {
     /// A progress callback asked to stop (or failed).
     #[error("interrupted: {0}")]
     Interrupted(String),
+    /// Reading or writing a file the core keeps (a forest's points on disk) failed.
+    #[error("{0}")]
+    Io(String),
     /// The thread pool could not be created.
     #[error("thread pool: {0}")]
     ThreadPool(String),

@@ -36,7 +36,7 @@ pub fn regression_data(n: usize, d: usize, seed: u64) -> (Array2<f64>, Array1<f6
 /// The label-blind Mondrian tree `index` of a forest seeded with `seed` on the rows of `x`.
 pub fn tree(x: &[f64], d: usize, params: &TreeParams, seed: u64, index: u64) -> MondrianTree {
     let on = Growth {
-        x,
+        x: &x,
         params,
         policy: &PureMondrian,
     };

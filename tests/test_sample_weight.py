@@ -159,3 +159,18 @@ def test_weights_too_small_to_sum_precisely_are_refused_by_name(make: Any) -> No
         make().fit(X, y, sample_weight=[5e-311, 5e-311])
     model = make().fit(X, y, sample_weight=[1e-150, 1e-150])
     assert np.all(np.isfinite(model.predict(np.zeros((2, 2)))))
+
+
+def test_rows_too_light_to_inform_a_leaf_do_not_make_nan() -> None:
+    """Found by the property tests' exploration: two rows of weight 5e-9 with targets of
+    scale 1e150 gave leaves whose likelihood variance σ_y²/Σw overflowed to ∞, and the product
+    of two such likelihoods a NaN mean. A likelihood that flat now carries no information:
+    the predictions are finite, and those of a forest whose leaves are all that flat are
+    its prior's (mean μ_H, the same for every point)."""
+    X = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, -1e-310]])
+    y = np.random.default_rng(472).normal(size=2) * 1e150
+    model = ml.MondrianForestRegressor(5, random_state=0).fit(X, y, sample_weight=[5e-9, 5e-9])
+    mean, std = model.predict(np.array([[0.0, 0.0, 8.25511155e-311], [0.0, 0.0, 0.0]]), True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std)) and np.all(std > 0)
+    assert model.prior_["noise_variance"] / 1e-8 == np.inf  # the leaves' σ_y²/Σw overflows
+    np.testing.assert_allclose(mean, model.prior_["mean"], rtol=1e-12)

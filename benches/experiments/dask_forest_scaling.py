@@ -10,6 +10,9 @@ each in a process of its own so that peak memories are its own:
 - ``in-memory``: ``MondrianForestRegressor.fit`` on the whole table read into memory
   (``n_jobs=2``).
 
+``--point-store disk`` keeps every forest's training points in a file on disk
+(``point_store="disk"``) instead of memory.
+
 The data, y = sin(6 x₀) + x₁ x₂ + N(0, 0.3²) on uniform x, is generated once under
 ``--out`` (outside the repository by default). Run:
 
@@ -39,14 +42,15 @@ FEATURES = [f"x{j}" for j in range(10)]
 GROUP_ROWS = 1_000_000
 
 
-def generate(out: Path, rows: int) -> tuple[Path, Path, Path]:
-    """The parquet file (row groups of ``GROUP_ROWS``) and the same data as .npy files."""
+def generate(out: Path, rows: int, group_rows: int = GROUP_ROWS) -> tuple[Path, Path, Path]:
+    """The parquet file (row groups of ``group_rows``) and the same data as .npy files."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     out.mkdir(parents=True, exist_ok=True)
-    parquet = out / f"data_{rows}.parquet"
-    x_npy, y_npy = out / f"X_{rows}.npy", out / f"y_{rows}.npy"
+    suffix = "" if group_rows == GROUP_ROWS else f"_groups{group_rows}"
+    parquet = out / f"data_{rows}{suffix}.parquet"
+    x_npy, y_npy = out / f"X_{rows}{suffix}.npy", out / f"y_{rows}{suffix}.npy"
     if parquet.exists() and x_npy.exists() and y_npy.exists():
         return parquet, x_npy, y_npy
     rng = np.random.default_rng(0)
@@ -54,8 +58,8 @@ def generate(out: Path, rows: int) -> tuple[Path, Path, Path]:
     y = np.lib.format.open_memmap(y_npy, mode="w+", shape=(rows,))
     schema = pa.schema([(name, pa.float64()) for name in [*FEATURES, "y"]])
     with pq.ParquetWriter(parquet, schema) as writer:
-        for a in range(0, rows, GROUP_ROWS):
-            n = min(GROUP_ROWS, rows - a)
+        for a in range(0, rows, group_rows):
+            n = min(group_rows, rows - a)
             x = rng.uniform(size=(n, 10))
             target = np.sin(6 * x[:, 0]) + x[:, 1] * x[:, 2] + 0.3 * rng.normal(size=n)
             X[a : a + n], y[a : a + n] = x, target
@@ -74,6 +78,7 @@ def estimator(args: argparse.Namespace, n_jobs: int | None = None) -> Any:
         min_samples_split=args.min_samples_split,
         random_state=0,
         n_jobs=n_jobs,
+        point_store=args.point_store,
     )
 
 
@@ -147,6 +152,7 @@ def run_dask(args: argparse.Namespace, parquet: Path) -> dict[str, Any]:
             "bytes_moved_between_workers_mb": sum(moved.values()) / 2**20,
             "memory_limit": args.memory_limit,
             "spill": args.spill,
+            "point_store": args.point_store,
             "probe_rmse": float(np.sqrt(np.mean((mean - y_probe) ** 2))),
             "probe_sum": float(mean.sum()),
         }
@@ -170,7 +176,7 @@ def run_local(args: argparse.Namespace, how: str, parquet: Path, x_npy: Path, y_
         model = fit_chunks(estimator(args), parquet_chunks(parquet, "y", FEATURES))
     elif how == "stream-memmap":
         X, y = np.load(x_npy, mmap_mode="r"), np.load(y_npy, mmap_mode="r")
-        model = fit_chunks(estimator(args), array_chunks(X, y, GROUP_ROWS))
+        model = fit_chunks(estimator(args), array_chunks(X, y, args.group_rows))
     else:  # in-memory: the table read whole, then one batch fit
         import pyarrow.parquet as pq
 
@@ -181,7 +187,8 @@ def run_local(args: argparse.Namespace, how: str, parquet: Path, x_npy: Path, y_
         model = estimator(args, n_jobs=2).fit(X, y)
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"wall_s": wall, "peak_rss_mb": peak, **score(model, parquet)}
+    result = {"wall_s": wall, "peak_rss_mb": peak, "point_store": args.point_store}
+    return {**result, **score(model, parquet)}
 
 
 def main() -> None:
@@ -190,16 +197,28 @@ def main() -> None:
     parser.add_argument("--min-samples-split", type=int, default=1000)
     parser.add_argument("--memory-limit", default="4GiB", help="per worker")
     parser.add_argument(
+        "--group-rows",
+        type=int,
+        default=GROUP_ROWS,
+        help="rows per parquet row group: the chunk streamed (a Dask partition)",
+    )
+    parser.add_argument(
         "--spill",
         action=argparse.BooleanOptionalAction,
         default=False,
         help="let Dask spill the workers' data to disk (its default; off here: see run_dask)",
     )
+    parser.add_argument(
+        "--point-store",
+        default="memory",
+        help="the forests' point_store: memory, disk (the system's temporary directory) or a "
+        "directory",
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/mondrian_dask_bench"))
     parser.add_argument("--runs", default="dask,stream-parquet,stream-memmap,in-memory")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    parquet, x_npy, y_npy = generate(args.out, args.rows)
+    parquet, x_npy, y_npy = generate(args.out, args.rows, args.group_rows)
     if args.child:
         if args.child == "dask":
             result = run_dask(args, parquet)

@@ -40,8 +40,9 @@ fn bench_extension(c: &mut Criterion) {
     let params = TreeParams::new(f64::INFINITY, 10);
     let n = 100_000;
     let x = uniform_points(2 * n);
+    let head = &x[..n * D];
     let first = Growth {
-        x: &x[..n * D],
+        x: &head,
         params: &params,
         policy: &PureMondrian,
     };

@@ -9,6 +9,7 @@ use crate::parallel::{for_each_point_block, ROW_CHUNK};
 use crate::points::{check_width, finite_ranges, Points};
 use ndarray::ArrayView1;
 use rayon::ThreadPool;
+use std::path::Path;
 
 /// The largest linear dimension (sum of the features' ranges) of the data box: sums and
 /// differences of a few such extents must stay finite (1e308 overflowed to NaN predictions).
@@ -20,9 +21,22 @@ impl MondrianForest {
         self.x.len() / self.n_features
     }
 
-    /// The stored training points, row-major.
-    pub fn points(&self) -> &[f64] {
-        &self.x
+    /// The stored training points, row-major, when they are in memory.
+    pub fn points(&self) -> Result<&[f64]> {
+        self.x
+            .as_slice()
+            .ok_or_else(|| Error::InvalidInput("this model's training points are on disk".into()))
+    }
+
+    /// Moves the training points (those stored and those to come) into a new file in
+    /// `directory` ([`super::point_store`]); a failure leaves them where they were.
+    pub fn move_points_to_disk(&mut self, directory: &Path) -> Result<()> {
+        self.x.move_to_disk(directory)
+    }
+
+    /// The directory of the file holding the training points, when they are on disk.
+    pub fn points_directory(&self) -> Option<&Path> {
+        self.x.directory()
     }
 
     /// Checks that `x` has this forest's width and only finite values, also once mapped.
@@ -84,51 +98,72 @@ impl MondrianForest {
                 &fixed_map
             }
             None => {
-                self.append_rows(x, None);
-                return self.keep_if_box_fits(first, first as u32..last as u32);
+                self.append_rows(x, None, first)?;
+                return Ok(first as u32..last as u32);
             }
             Some(map) => map,
         };
         map.check_ranges(&ranges)?;
         let map = map.clone();
-        self.append_rows(x, Some(&map));
-        let added = self.keep_if_box_fits(first, first as u32..last as u32)?;
+        self.append_rows(x, Some(&map), first)?;
         self.input_map = Some(map);
-        Ok(added)
+        Ok(first as u32..last as u32)
     }
 
     /// Appends the rows of `x`, mapped by `map`, to the store (in place: no copy of the
-    /// training set), a row block at a time.
-    fn append_rows<P: Points>(&mut self, x: &P, map: Option<&InputMap>) {
-        let n = x.n_rows();
-        self.x.reserve(n * self.n_features);
-        let mut buffer = Vec::new();
-        for first in (0..n).step_by(ROW_CHUNK) {
-            let rows = x.block(first..(first + ROW_CHUNK).min(n), map, &mut buffer);
-            self.x.extend_from_slice(rows);
-        }
-    }
-
-    /// `added` when the box of the stored points (the rows from `first` on just appended)
-    /// is one the Mondrian can cut; else the appended rows are taken back and an error.
-    fn keep_if_box_fits(
+    /// training set), a row block at a time, if the box of the stored points and these
+    /// (the rows from `first` on) is one the Mondrian can cut ([`check_box_of`]); else (or
+    /// when the store fails to write) takes them back and errors.
+    fn append_rows<P: Points>(
         &mut self,
+        x: &P,
+        map: Option<&InputMap>,
         first: usize,
-        added: std::ops::Range<u32>,
-    ) -> Result<std::ops::Range<u32>> {
-        let start = first * self.n_features;
-        if let Err(error) = self.check_box(&self.x[start..]) {
-            self.x.truncate(start);
+    ) -> Result<()> {
+        let (n, d) = (x.n_rows(), self.n_features);
+        self.x.reserve(n * d);
+        let mut buffer = Vec::new();
+        let mut new_box = EmptyBox::new(d);
+        let mut appended = Ok(());
+        for start in (0..n).step_by(ROW_CHUNK) {
+            let rows = x.block(start..(start + ROW_CHUNK).min(n), map, &mut buffer);
+            new_box.add_rows(rows);
+            appended = self.x.append(rows);
+            if appended.is_err() {
+                break;
+            }
+        }
+        let root = self.trees.iter().find(|t| t.root != NONE);
+        let checked = appended.and_then(|()| check_box_of(root, &new_box.lower, &new_box.upper));
+        if let Err(error) = checked {
+            // A store that cannot even shorten its file has the error of the write.
+            let _ = self.x.truncate(first * d);
             return Err(error);
         }
-        Ok(added)
+        Ok(())
+    }
+}
+
+/// The box of rows seen so far (empty: +∞ lower, −∞ upper bounds).
+struct EmptyBox {
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+}
+
+impl EmptyBox {
+    fn new(d: usize) -> Self {
+        Self {
+            lower: vec![f64::INFINITY; d],
+            upper: vec![f64::NEG_INFINITY; d],
+        }
     }
 
-    /// Errors unless the box of the stored points and `new` (in the forest's coordinates) is
-    /// one the Mondrian can cut ([`check_data_box`]).
-    fn check_box(&self, new: &[f64]) -> Result<()> {
-        let root = self.trees.iter().find(|t| t.root != NONE);
-        check_data_box(root, new, self.n_features)
+    fn add_rows(&mut self, rows: &[f64]) {
+        for row in rows.chunks_exact(self.lower.len()) {
+            for ((l, u), &v) in self.lower.iter_mut().zip(self.upper.iter_mut()).zip(row) {
+                (*l, *u) = (l.min(v), u.max(v));
+            }
+        }
     }
 }
 
@@ -137,6 +172,15 @@ impl MondrianForest {
 /// [`MAX_LINEAR_DIMENSION`]: a block's split rate is the sum of its ranges, and an infinite
 /// one would cut at time 0 whatever the lifetime and turn every later quantity into NaN.
 pub fn check_data_box(fitted: Option<&MondrianTree>, new: &[f64], d: usize) -> Result<()> {
+    let mut new_box = EmptyBox::new(d);
+    new_box.add_rows(new);
+    check_box_of(fitted, &new_box.lower, &new_box.upper)
+}
+
+/// [`check_data_box`] for new rows given by their box (`new_lower`, `new_upper`; an empty
+/// box has a lower bound above its upper one).
+fn check_box_of(fitted: Option<&MondrianTree>, new_lower: &[f64], new_upper: &[f64]) -> Result<()> {
+    let d = new_lower.len();
     let already = if fitted.is_none() {
         ""
     } else {
@@ -147,9 +191,7 @@ pub fn check_data_box(fitted: Option<&MondrianTree>, new: &[f64], d: usize) -> R
         let (mut lo, mut hi) = fitted.map_or((f64::INFINITY, f64::NEG_INFINITY), |t| {
             (t.lower(t.root)[k], t.upper(t.root)[k])
         });
-        for &v in new.iter().skip(k).step_by(d) {
-            (lo, hi) = (lo.min(v), hi.max(v));
-        }
+        (lo, hi) = (lo.min(new_lower[k]), hi.max(new_upper[k]));
         let range = if lo <= hi { hi - lo } else { 0.0 };
         if !range.is_finite() {
             return Err(Error::InvalidInput(format!(

@@ -11,6 +11,7 @@
 pub mod classification;
 pub mod data;
 pub mod lifetime_path;
+pub mod point_store;
 pub mod regression;
 mod stored;
 pub mod weights;
@@ -20,12 +21,14 @@ use crate::input_map::InputMap;
 use crate::mondrian::extend::{extend_tree, ExtendScratch};
 use crate::mondrian::policy::SplitPolicy;
 use crate::mondrian::route::warm_paths;
+use crate::mondrian::rows::RowSource;
 use crate::mondrian::sample::{sample_tree, Growth, SampleScratch};
 use crate::mondrian::{MondrianTree, TreeParams};
 use crate::parallel::{is_small, Interrupt};
 use crate::points::Points;
 use crate::rng::tree_rng;
 use ndarray::Array2;
+use point_store::PointStore;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -58,7 +61,8 @@ pub struct MondrianForest {
     scale_inputs: bool,
     /// That map, once the first points have arrived.
     input_map: Option<InputMap>,
-    x: Vec<f64>,
+    /// The training points, in memory or on disk ([`point_store`]).
+    x: PointStore,
     /// Stored without their data boxes, rebuilt from `x` on load ([`stored`]).
     #[serde(serialize_with = "stored::serialize_trees")]
     pub trees: Vec<MondrianTree>,
@@ -79,7 +83,7 @@ impl MondrianForest {
             tree_offset: 0,
             scale_inputs: false,
             input_map: None,
-            x: Vec::new(),
+            x: PointStore::default(),
             trees: Vec::new(),
         })
     }
@@ -135,6 +139,8 @@ impl MondrianForest {
                 .collect()
         });
         interrupt.check()?;
+        // Trees grown on rows that could not be read are not kept.
+        self.x.take_read_error()?;
         self.trees.extend(new.into_iter().flatten());
         Ok(())
     }
@@ -161,7 +167,27 @@ impl MondrianForest {
     /// and returns, per tree, the leaves whose set of points changed (leaves that received
     /// points, and the leaves of new subtrees). Nothing of it is kept: owners that keep
     /// per-leaf statistics update them from this list, the others drop it.
+    ///
+    /// Errors only when points on disk could not be read back; the trees are then dropped
+    /// (they were extended on NaN rows), so the model must be fitted again.
     pub fn extend<P: SplitPolicy>(
+        &mut self,
+        rows: std::ops::Range<u32>,
+        policy: &P,
+        pool: &ThreadPool,
+    ) -> Result<Vec<Vec<u32>>> {
+        let changed = self.extend_trees(rows, policy, pool);
+        if let Err(error) = self.x.take_read_error() {
+            self.trees.clear();
+            return Err(Error::Io(format!(
+                "{error}; the trees extended on the rows it could not read were dropped: \
+                 fit the model again"
+            )));
+        }
+        Ok(changed)
+    }
+
+    fn extend_trees<P: SplitPolicy>(
         &mut self,
         rows: std::ops::Range<u32>,
         policy: &P,
@@ -179,8 +205,9 @@ impl MondrianForest {
             // in all trees at once first overlaps the cache misses that the extension of one
             // tree after another would take in turn.
             let d = self.n_features;
-            for &i in &new_rows {
-                let row = &self.x[i as usize * d..(i as usize + 1) * d];
+            let mut rows = Vec::with_capacity(new_rows.len() * d);
+            self.x.gather(&new_rows, d, &mut rows);
+            for row in rows.chunks_exact(d) {
                 std::hint::black_box(warm_paths(&self.trees, row));
             }
             let mut scratch = ExtendScratch::default();
@@ -217,7 +244,7 @@ impl MondrianForest {
     /// Bytes of the state the forest keeps alive: the stored points and every tree
     /// ([`MondrianTree::retained_bytes`]).
     pub fn retained_bytes(&self) -> usize {
-        self.x.len() * size_of::<f64>()
+        self.x.memory_bytes()
             + self
                 .trees
                 .iter()
@@ -245,7 +272,7 @@ impl MondrianForest {
             .is_none_or(|m| m.is_consistent(self.n_features))
             && (self.input_map.is_none() || self.scale_inputs)
             && self.x.len() == n * self.n_features
-            && self.x.iter().all(|v| v.is_finite())
+            && (self.x.as_slice()).is_none_or(|x| x.iter().all(|v| v.is_finite()))
             && self
                 .trees
                 .iter()
@@ -266,6 +293,14 @@ impl ForestModel {
         match self {
             Self::Regressor(model) => &model.forest,
             Self::Classifier(model) => &model.forest,
+        }
+    }
+
+    /// The same, to change.
+    pub fn forest_mut(&mut self) -> &mut MondrianForest {
+        match self {
+            Self::Regressor(model) => &mut model.forest,
+            Self::Classifier(model) => &mut model.forest,
         }
     }
 
@@ -306,13 +341,26 @@ mod tests {
             let params = TreeParams::new(lifetime, mss);
             let p = pool(2).expect("pool");
             let mut f = grown(&x, params, 500, &p);
+            // The same forest with its points on disk from the start of its extension.
+            let mut on_disk = grown(&x, params, 500, &p);
+            on_disk
+                .move_points_to_disk(&std::env::temp_dir())
+                .expect("temp dir");
             for chunk in [500..501, 501..1200, 1200..1201, 1201..3000] {
-                let rows = f.add_points(&x.slice(s![chunk, ..])).expect("finite");
-                let changed = f.extend(rows, &PureMondrian, &p);
+                let rows = f
+                    .add_points(&x.slice(s![chunk.clone(), ..]))
+                    .expect("finite");
+                let changed = f.extend(rows, &PureMondrian, &p).expect("in memory");
                 for (tree, leaves) in f.trees.iter().zip(&changed) {
-                    assert_valid(tree, f.points(), f.n_rows(), &params);
+                    assert_valid(tree, f.points().expect("in memory"), f.n_rows(), &params);
                     assert!(!leaves.is_empty());
                 }
+                let rows = on_disk.add_points(&x.slice(s![chunk, ..])).expect("finite");
+                let changed_on_disk = on_disk.extend(rows, &PureMondrian, &p).expect("read");
+                assert_eq!(changed_on_disk, changed);
+                assert!(on_disk.points().is_err() && on_disk.points_directory().is_some());
+                let bytes = |f: &MondrianForest| crate::serialize::to_bytes(f).expect("bytes");
+                assert_eq!(bytes(&on_disk), bytes(&f));
             }
         }
     }
@@ -339,7 +387,7 @@ mod tests {
                 let p = pool(n).expect("pool");
                 let mut f = grown(&x, TreeParams::new(f64::INFINITY, 3), 250, &p);
                 let rows = f.add_points(&x.slice(s![250.., ..])).expect("finite");
-                f.extend(rows, &PureMondrian, &p);
+                f.extend(rows, &PureMondrian, &p).expect("in memory");
                 f.apply(&x.view(), &p).expect("fitted")
             })
             .collect();

@@ -88,7 +88,7 @@ impl From<StoredForest> for MondrianForest {
             tree_offset: 0,
             scale_inputs: stored.scale_inputs,
             input_map: stored.input_map,
-            x,
+            x: super::point_store::PointStore::Memory(x),
             trees,
         }
     }

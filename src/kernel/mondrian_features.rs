@@ -107,7 +107,7 @@ impl MondrianFeatures {
         let mut forest = self.forest.clone();
         if let Some(x) = held_out {
             let rows = forest.add_points(x)?;
-            forest.extend(rows, &PureMondrian, pool);
+            forest.extend(rows, &PureMondrian, pool)?;
         }
         KernelRidge::from_forest(forest, lifetime, alpha, y, pool)
     }

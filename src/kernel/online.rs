@@ -37,15 +37,16 @@ impl KernelRidge {
         let weight = |k: usize| weights.map_or(1.0, |w| w[k]);
         let rows = self.forest.add_online_points(x)?;
         // The features need no per-leaf statistics: the changed leaves are not needed.
-        self.forest.extend(rows.clone(), &PureMondrian, pool);
+        self.forest.extend(rows.clone(), &PureMondrian, pool)?;
         self.follow_old_columns()?;
         let (m, d) = (self.forest.trees.len(), self.forest.n_features);
         let lifetime = self.map.lifetime;
         let scale = 1.0 / (m as f64).sqrt();
         // Columns of the new rows, appending a column for every new leaf.
         let mut new_cols = Vec::with_capacity(rows.len() * m);
+        let points = self.forest.points()?;
         for i in rows.clone() {
-            let point = &self.forest.points()[i as usize * d..(i as usize + 1) * d];
+            let point = &points[i as usize * d..(i as usize + 1) * d];
             for t in 0..m {
                 let tree = &self.forest.trees[t];
                 let node = tree.leaf_alive_at(point, lifetime);
@@ -95,6 +96,7 @@ impl KernelRidge {
         for (t, tree) in self.forest.trees.iter().enumerate() {
             self.map.column_of[t].resize(tree.n_nodes(), NO_COLUMN);
         }
+        let points = self.forest.points()?;
         for c in 0..self.map.n_columns() {
             let (t, node) = self.map.owner[c];
             let tree = &self.forest.trees[t as usize];
@@ -102,7 +104,7 @@ impl KernelRidge {
                 continue;
             }
             let i = self.representative[c] as usize;
-            let moved = tree.leaf_alive_at(&self.forest.points()[i * d..(i + 1) * d], lifetime);
+            let moved = tree.leaf_alive_at(&points[i * d..(i + 1) * d], lifetime);
             let columns = &mut self.map.column_of[t as usize];
             if columns[moved as usize] != NO_COLUMN {
                 // Two old columns in one leaf would mean old points were merged, which the

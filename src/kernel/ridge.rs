@@ -342,7 +342,8 @@ mod tests {
         let p = pool(2).expect("pool");
         let f = kernel_forest(&x, 4, 3.0, 7);
         let map = FeatureMap::new(&f.trees, 3.0).expect("valid");
-        let points = ndarray::ArrayView2::from_shape((80, 2), f.points()).expect("80 × 2");
+        let points = ndarray::ArrayView2::from_shape((80, 2), f.points().expect("in memory"))
+            .expect("80 × 2");
         let phi = transform(&f.trees, &map, &points, &p)
             .expect("csr")
             .to_dense();

@@ -80,9 +80,7 @@ pub fn extend_tree<P: SplitPolicy>(
     // Working copy of the new rows, partitioned along with `points` so that each level reads
     // them sequentially; the partition also yields each side's box.
     rows.clear();
-    for &i in points.iter() {
-        rows.extend_from_slice(&x[i as usize * d..(i as usize + 1) * d]);
-    }
+    x.gather(points, d, rows);
     // `bounds` is a stack of the boxes ([lower, upper], 2d values) of the points of each
     // `stack` entry, pushed and popped in step; `here` is the current entry's box.
     here.clear();

@@ -2,8 +2,11 @@
 //!
 //! Batch sampling partitions the index array in place, so every leaf owns a contiguous range
 //! (O(N) memory per tree). Online updates append to a leaf; when its range is full the range
-//! moves to the end of the array with doubled capacity (amortised O(1) per point), and the
-//! array is compacted when more than half of it is dead space.
+//! moves to the end of the array with a quarter more room than it needs (amortised O(1) per
+//! point), and the array is compacted in place when more than a quarter of it is dead space:
+//! at most 4/3 × 5/4 = 5/3 slots per point. (Doubled ranges compacted at half dead space held
+//! up to 4 slots per point, and the copy made in compacting a fifth: a forest streamed over
+//! 6·10⁶ rows took 1.25 GB for 5 trees whose ids are 120 MB.)
 
 use serde::{Deserialize, Serialize};
 
@@ -68,7 +71,7 @@ impl LeafSamples {
             return;
         }
         // Capacities are u32 like point ids (at most u32::MAX − 1 points in all).
-        let new_cap = (2 * needed).clamp(8, u32::MAX as usize);
+        let new_cap = (needed + needed / 4).clamp(8, u32::MAX as usize);
         let old = self.start[n];
         let new_start = self.data.len();
         self.data.extend_from_within(old..old + len);
@@ -79,23 +82,25 @@ impl LeafSamples {
         self.cap[n] = new_cap as u32;
     }
 
-    /// Rewrites the array without dead space when it is more than half dead.
-    /// `len_of(node)` gives the number of points a leaf holds.
+    /// Rewrites the array without dead space, in place, when it is more than a quarter dead;
+    /// every range keeps its capacity. `len_of(node)` gives the number of points a leaf
+    /// holds.
     pub(crate) fn maybe_compact(&mut self, len_of: impl Fn(usize) -> usize) {
-        if self.garbage * 2 <= self.data.len() {
+        if self.garbage * 4 <= self.data.len() {
             return;
         }
-        let mut data = Vec::with_capacity(self.data.len().saturating_sub(self.garbage));
-        for n in 0..self.start.len() {
-            if self.cap[n] > 0 {
-                let len = len_of(n);
-                let s = self.start[n];
-                self.start[n] = data.len();
-                self.cap[n] = len as u32;
-                data.extend_from_slice(&self.data[s..s + len]);
-            }
+        let mut owners: Vec<usize> = (0..self.start.len()).filter(|&n| self.cap[n] > 0).collect();
+        owners.sort_unstable_by_key(|&n| self.start[n]);
+        // Ranges move down in order of their starts, so none is overwritten before it moves.
+        let mut write = 0;
+        for n in owners {
+            let (s, len) = (self.start[n], len_of(n));
+            self.data.copy_within(s..s + len, write);
+            self.start[n] = write;
+            write += self.cap[n] as usize;
         }
-        self.data = data;
+        self.data.truncate(write);
+        self.data.shrink_to_fit();
         self.garbage = 0;
     }
 
@@ -103,5 +108,40 @@ impl LeafSamples {
     /// possible (the tree checks each leaf's range against its point count).
     pub(crate) fn is_consistent(&self, n_nodes: usize) -> bool {
         self.garbage <= self.data.len() && self.start.len() == n_nodes && self.cap.len() == n_nodes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_keep_contents_and_bound_the_slots() {
+        // 50 leaves fed a few ids at a time, as a stream's chunks feed them.
+        let mut s = LeafSamples::default();
+        let mut held: Vec<Vec<u32>> = vec![Vec::new(); 50];
+        for _ in 0..50 {
+            s.push_node();
+        }
+        let mut next = 0u32;
+        for round in 0..400 {
+            for (n, ids) in held.iter_mut().enumerate() {
+                let k = 1 + (n * 7 + round) % 5;
+                let new: Vec<u32> = (next..next + k as u32).collect();
+                next += k as u32;
+                s.append(n as u32, ids.len(), &new);
+                ids.extend(&new);
+            }
+            s.maybe_compact(|n| held[n].len());
+            for (n, ids) in held.iter().enumerate() {
+                assert_eq!(s.of(n as u32, ids.len()), ids.as_slice());
+            }
+            let live: usize = held.iter().map(Vec::len).sum();
+            // Ranges at most 5/4 of what they hold (or 8), dead space at most a quarter.
+            assert!(
+                s.data.len() * 3 <= 4 * (live + live / 4 + 8 * 50),
+                "{round}"
+            );
+        }
     }
 }

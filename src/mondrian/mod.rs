@@ -11,6 +11,7 @@ pub mod leaf_samples;
 pub mod params;
 pub mod policy;
 pub mod route;
+pub mod rows;
 pub mod sample;
 pub(crate) mod split_rows;
 

@@ -9,14 +9,15 @@
 use super::arena::{MondrianTree, Node, NONE};
 use super::params::TreeParams;
 use super::policy::{Block, SplitPolicy};
+use super::rows::RowSource;
 use super::split_rows::partition_with_boxes;
 use crate::rng::{exponential, TreeRng};
 
-/// What growing a subtree reads: all training points (row-major), the tree parameters and
-/// the split policy.
+/// What growing a subtree reads: all training points (row-major, read by id), the tree
+/// parameters and the split policy.
 #[derive(Debug, Clone, Copy)]
 pub struct Growth<'a, P> {
-    pub x: &'a [f64],
+    pub x: &'a dyn RowSource,
     pub params: &'a TreeParams,
     pub policy: &'a P,
 }
@@ -56,9 +57,7 @@ pub(crate) fn grow<P: SplitPolicy>(
     let rows = scratch;
     rows.clear();
     rows.reserve(len * d);
-    for &i in &tree.samples.data[start..start + len] {
-        rows.extend_from_slice(&x[i as usize * d..(i as usize + 1) * d]);
-    }
+    x.gather(&tree.samples.data[start..start + len], d, rows);
     let root = match link {
         Link::Reuse(j) => {
             reset_node(tree, j);
@@ -166,7 +165,7 @@ pub fn sample_tree<P: SplitPolicy>(
     scratch: &mut SampleScratch,
 ) -> MondrianTree {
     let mut tree = MondrianTree::empty(n_features, rng);
-    let n_rows = on.x.len().checked_div(n_features).unwrap_or(0);
+    let n_rows = on.x.n_values().checked_div(n_features).unwrap_or(0);
     if n_rows > 0 {
         // About 2N/mss leaves when λ = ∞ (fewer with a finite lifetime); twice that many nodes.
         tree.reserve_nodes(4 * n_rows / on.params.min_samples_split.max(2) + 16);

@@ -365,6 +365,23 @@ impl Forest {
         self.inner.peek(py, |m| m.forest().n_rows())
     }
 
+    /// Moves the training points, stored and to come, into a new (nameless) file in
+    /// `directory`; a failure leaves them where they were.
+    fn move_points_to_disk(&self, py: Python<'_>, directory: std::path::PathBuf) -> PyResult<()> {
+        self.inner.write(py, 1, Length::Long, |model, _| {
+            model.forest_mut().move_points_to_disk(&directory)
+        })
+    }
+
+    /// The directory of the file holding the training points, or None when they are in
+    /// memory.
+    #[getter]
+    fn points_directory(&self, py: Python<'_>) -> Option<std::path::PathBuf> {
+        self.inner.peek(py, |m| {
+            m.forest().points_directory().map(|p| p.to_path_buf())
+        })
+    }
+
     /// Number of leaves of each tree.
     fn n_leaves<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
         let counts: Vec<u64> = self.inner.peek(py, |m| {

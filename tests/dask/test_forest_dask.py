@@ -10,6 +10,7 @@ import pickle
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -176,14 +177,32 @@ def test_memmap_and_parquet_row_groups_stream_the_same_forest(data, tmp_path: Pa
         next(parquet_chunks(tmp_path / "data.parquet", "y"))
 
 
+def _keys_in_memory(dask_scheduler: Any) -> list[str]:
+    return [str(key) for key, task in dask_scheduler.tasks.items() if task.state == "memory"]
+
+
 def test_distributed_regressor_is_the_streamed_forest(client, data) -> None:  # type: ignore[no-untyped-def]
-    """Trees [0, 4) on one worker, [4, 6) on the other, every chunk through both: the same
-    trees, prior, means, standard deviations and leaves as one process streaming the chunks;
-    predictions are lazy Dask arrays, and NumPy inputs give the same NumPy outputs."""
+    """Trees [0, 4) on one worker, [4, 6) on the other, every chunk through both, the
+    workers' training points on disk (``point_store="disk"``): the same trees, prior, means,
+    standard deviations and leaves as one process streaming the chunks with its points in
+    memory; predictions are lazy Dask arrays, and NumPy inputs give the same NumPy outputs.
+    After the fit the cluster holds the parts and nothing else: no chunk stays in memory."""
     X, y, _ = data
     est = MondrianForestRegressor(n_estimators=6, random_state=3)
     X_dask, y_dask = da.from_array(X, chunks=(CHUNK, 3)), da.from_array(y, chunks=CHUNK)
-    forest = DaskMondrianForest(est).fit(X_dask, y_dask)
+    forest = DaskMondrianForest(clone_of(est).set_params(point_store="disk")).fit(X_dask, y_dask)
+    # Released futures reach the scheduler a moment later: wait up to 10 s for the chunks.
+    deadline = time.monotonic() + 10
+    while True:
+        held = client.run_on_scheduler(_keys_in_memory)
+        chunks = [key for key in held if not key.startswith(("mondrian-", "('mondrian-"))]
+        if not chunks or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert not chunks, held
+    stores = client.gather([client.submit(lambda p: p.estimator.model_.points_directory, part)
+                            for part in forest.parts_])  # fmt: skip
+    assert all(store is not None for store in stores)
     local = fit_chunks(est, array_chunks(X, y, CHUNK))
     assert forest.tree_ranges_ == [(0, 4), (4, 6)]
     holders = client.who_has(forest.parts_).values()
@@ -201,6 +220,43 @@ def test_distributed_regressor_is_the_streamed_forest(client, data) -> None:  # 
     assert isinstance(leaves, da.Array)
     np.testing.assert_array_equal(leaves.compute(), local.apply(X))
     assert forest.n_rows_ == len(X) and forest.n_features_in_ == 3
+
+
+class _ChunksInMemory(distributed.diagnostics.plugin.SchedulerPlugin):  # type: ignore[misc]
+    """Counts the keys in memory on the cluster that are not the forest's (the chunks' data
+    and the arrays they come from), and the most at any moment."""
+
+    name = "chunks-in-memory"
+
+    def __init__(self) -> None:
+        self.held: set[Any] = set()
+        self.most = 0
+
+    def transition(self, key: Any, start: str, finish: str, *args: Any, **kwargs: Any) -> None:
+        if str(key).startswith(("mondrian-", "('mondrian-", "done-")):
+            return
+        if finish == "memory":
+            self.held.add(key)
+        elif start == "memory":
+            self.held.discard(key)
+        self.most = max(self.most, len(self.held))
+
+
+def _most_chunk_keys(dask_scheduler: Any) -> int:
+    return int(dask_scheduler.plugins[_ChunksInMemory.name].most)
+
+
+def test_a_fit_holds_only_the_chunks_in_flight(client, data) -> None:  # type: ignore[no-untyped-def]
+    """10 chunks, at most 1 waiting: the cluster holds at most the data of 2 chunks at a time
+    (an X and a y key each) besides the array they come from — not every chunk until the fit
+    ends (which held the data once more per worker: 2·10⁷ rows needed 4.3 GB workers)."""
+    X, y, _ = data
+    est = MondrianForestRegressor(n_estimators=2, random_state=0)
+    X_dask, y_dask = da.from_array(X, chunks=(100, 3)), da.from_array(y, chunks=100)
+    client.register_plugin(_ChunksInMemory())
+    DaskMondrianForest(est, max_pending_chunks=1).fit(X_dask, y_dask)
+    # 2 chunks × (X, y) + the 2 arrays from_array holds whole; the fit held 22 before.
+    assert client.run_on_scheduler(_most_chunk_keys) <= 6
 
 
 def test_distributed_classifier_on_a_dataframe_is_fit_then_partial_fit(client, data) -> None:  # type: ignore[no-untyped-def]

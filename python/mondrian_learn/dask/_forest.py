@@ -181,13 +181,18 @@ class DaskMondrianForest(BaseEstimator):
             submit(ForestPart, estimator, a, b, seed, key=f"mondrian-part-{p}-{token}", place=w)
             for p, ((a, b), w) in enumerate(zip(ranges, places))
         ]
-        window: deque[list[Any]] = deque()
+        # Per chunk in flight: the markers of its updates, and the futures of its data.
+        window: deque[tuple[list[Any], list[Any]]] = deque()
         report, close = progress_callback(len(blocks), "chunks", estimator.verbose)
 
         watch = Watch(client, places, ranges)
 
         def settle_oldest() -> None:
-            watch.settle(window.popleft())
+            markers, chunk = window.popleft()
+            watch.settle(markers)
+            # Every part has read the chunk: its data may go (kept, every chunk stayed in the
+            # workers' memory until the fit ended — the data once more per worker).
+            watch.forget([*markers, *chunk])
             report(k + 1 - len(window))
 
         k = 0
@@ -203,7 +208,8 @@ class DaskMondrianForest(BaseEstimator):
                 ]  # fmt: skip
                 # The window holds small markers, not the parts' futures: the chunks' keys
                 # would all name the same part, and Dask would count (and spill) it each time.
-                window.append(watch.track([client.submit(done, part) for part in parts]))
+                markers = watch.track([client.submit(done, part) for part in parts])
+                window.append((markers, [x_chunk, y_chunk]))
                 while len(window) > self.max_pending_chunks:
                     settle_oldest()
             while window:

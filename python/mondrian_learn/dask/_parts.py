@@ -255,15 +255,16 @@ class ForestPart:
         return self.estimator.apply(X)
 
     def __sizeof__(self) -> int:
-        """Bytes held, estimated from the core forest's size (stored points and targets, each
-        tree's point ids and nodes): Dask's scheduler places the tasks that read a part where
-        its bytes are, instead of moving it."""
+        """Bytes held, estimated from the core forest's size (stored points unless they are on
+        disk, targets, each tree's point ids and nodes): Dask's scheduler places the tasks that
+        read a part where its bytes are, instead of moving it."""
         model = getattr(self.estimator, "model_", None)
         if model is None:
             return 1024
         n, d = model.n_rows, self.estimator.n_features_in_
         nodes = 2 * int(np.sum(model.n_leaves()))
-        return int(n * (8 * d + 16) + 4 * n * model.n_trees + nodes * (16 * d + 48))
+        points = 8 * d if model.points_directory is None else 0  # none in memory on disk
+        return int(n * (points + 16) + 4 * n * model.n_trees + nodes * (16 * d + 48))
 
 
 def fitted_copy(estimator: Any, part: ForestPart) -> Any:

@@ -4,6 +4,7 @@ workers."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -96,17 +97,23 @@ class Watch:
         self.pending.extend(futures)
         return futures
 
+    def forget(self, futures: list[Any]) -> None:
+        """Stop holding ``futures`` (settled ones, whose data may now be released)."""
+        gone = {id(future) for future in futures}
+        self.pending = [future for future in self.pending if id(future) not in gone]
+
     def settle(self, futures: list[Any]) -> list[Any]:
         """Wait for ``futures``; raise the first error among them, or ``RuntimeError`` when a
         part's worker has left the cluster. Returns their results."""
-        from distributed import wait
-
-        while True:
-            try:
-                wait(futures, timeout=1.0)
-                break
-            except TimeoutError:
+        # Polled rather than ``distributed.wait(timeout=…)``: its TimeoutError's traceback
+        # forms a reference cycle with the frames up to the fit's, which kept every future
+        # the fit held (chunks' data among them) alive until Python's cycle collector ran.
+        checked = time.monotonic()
+        while not all(future.done() for future in futures):
+            time.sleep(0.002)
+            if time.monotonic() - checked >= 1.0:
                 self.check_workers()
+                checked = time.monotonic()
         self.check_workers()
         for future in futures:
             if future.status != "finished":

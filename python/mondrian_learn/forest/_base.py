@@ -4,6 +4,8 @@ parameters, fitting in parallel with progress, online extension, routing and nod
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,7 @@ from mondrian_learn._validation import (
     COUNT,
     RUNTIME,
     Boolean,
+    InstanceOf,
     Integer,
     Options,
     Param,
@@ -60,7 +63,21 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
             1 / 3, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
         ),
         "candidate_locations": Param(6, *COUNT),
+        "point_store": Param(
+            "memory",
+            Options({"memory", "disk"}),
+            InstanceOf((str, os.PathLike), "a directory (str or path-like)"),
+        ),
     }
+
+    def _place_points(self, model: Any) -> None:
+        """Move ``model``'s training points to disk when ``point_store`` asks for it and they
+        are in memory (a new model, or one loaded from a pickle)."""
+        store = self.point_store
+        if (isinstance(store, str) and store == "memory") or model.points_directory is not None:
+            return
+        directory = tempfile.gettempdir() if store == "disk" else os.fspath(store)
+        model.move_points_to_disk(directory)
 
     def _candidates(self, n_features: int) -> int:
         """T, the dimensions drawn per label-guided cut, for ``n_features`` features."""
@@ -109,7 +126,8 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
         n, d = X.shape
-        check_memory("X", f"{n} × {d}", 8.0 * n * d, "the trees' float64 store of the points")
+        if isinstance(self.point_store, str) and self.point_store == "memory":
+            check_memory("X", f"{n} × {d}", 8.0 * n * d, "the trees' float64 store of the points")
         check_memory(
             "n_estimators",
             self.n_estimators,
@@ -118,6 +136,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         )
         lifetime = float(self.lifetime if lifetime is None else lifetime)
         model = self._new_model(X.shape[1], draw_seed(self.random_state), lifetime)
+        self._place_points(model)
         X = self._core_input(X)
         grow_trees(
             self.n_estimators,
@@ -130,6 +149,11 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         self._finish_fit(model, y, weights, n_jobs)
         self.model_ = model
         return self
+
+    def _update(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        if hasattr(self, "model_"):
+            self._place_points(self.model_)
+        return super()._update(X, y, sample_weight)
 
     def _finish_fit(
         self, model: Any, y: np.ndarray, weights: np.ndarray | None, n_jobs: int

@@ -93,6 +93,14 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         five benchmark sets and gave a lower log loss on every one (``benches/RESULTS.md``).
     candidate_locations : int, default=6
         Q: locations drawn in each candidate dimension (the poster's 6).
+    point_store : "memory", "disk" or path-like, default="memory"
+        Where the trees keep their training points, which ``partial_fit`` reads again when a
+        leaf splits: "memory"; "disk", a nameless file in the system's temporary directory
+        (:func:`tempfile.gettempdir`); or one in the given directory. On disk they take none
+        of the process's memory (the operating system caches the file while memory is free)
+        and cost one read per point of a leaf that splits; results are identical bit for
+        bit. A model loaded from a pickle holds them in memory until its next
+        ``partial_fit``.
 
     Attributes
     ----------
@@ -202,6 +210,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")
             return self._fit(X, y, classes=classes, sample_weight=sample_weight)
+        self._place_points(self.model_)
         ready = is_core_ready(X, None, self.n_features_in_, self._point_dtypes)
         if not ready or hasattr(self, "feature_names_in_"):
             X, y = validate_data(

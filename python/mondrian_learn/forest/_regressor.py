@@ -84,6 +84,14 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     candidate_locations : int, default=6
         Q: locations drawn in each candidate dimension (the poster's 6). T = Q = 1:
         label-blind cuts.
+    point_store : "memory", "disk" or path-like, default="memory"
+        Where the trees keep their training points, which ``partial_fit`` reads again when a
+        leaf splits: "memory"; "disk", a nameless file in the system's temporary directory
+        (:func:`tempfile.gettempdir`); or one in the given directory. On disk they take none
+        of the process's memory (the operating system caches the file while memory is free)
+        and cost one read per point of a leaf that splits; results are identical bit for
+        bit. A model loaded from a pickle holds them in memory until its next
+        ``partial_fit``.
     hyperparameters : {"evidence", "heuristic", "leave_one_out"}, default="evidence"
         How γ₁, γ₂ and σ_y² not fixed below are chosen at ``fit``: "evidence" maximises the
         trees' marginal likelihood (L-BFGS-B in log space); "heuristic" is the paper's

@@ -165,7 +165,7 @@ impl ForestClassifier {
             .append(self.labels.len(), labels.len(), weights);
         self.labels.extend(labels.iter());
         let rule = policy((&self.labels, &self.weights), self.n_classes, self.guidance);
-        let changed = self.forest.extend(rows, &rule, pool);
+        let changed = self.forest.extend(rows, &rule, pool)?;
         let (labels, k) = ((self.labels.as_slice(), &self.weights), self.n_classes);
         let update = |((tree, counts), leaves): ((&MondrianTree, &mut Vec<f64>), &Vec<u32>)| {
             update_counts(tree, labels, k, counts, leaves)

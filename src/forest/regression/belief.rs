@@ -20,13 +20,22 @@ pub struct Gaussian {
 
 impl Gaussian {
     /// The normalised product of two Gaussian densities.
-    /// A zero variance (a point mass, e.g. under lifetime 0) wins.
+    /// A zero variance (a point mass, e.g. under lifetime 0) wins; an infinite one (a flat
+    /// likelihood) loses.
     #[inline]
     pub fn times(self, other: Gaussian) -> Gaussian {
         if self.var <= 0.0 {
             return self;
         }
         if other.var <= 0.0 {
+            return other;
+        }
+        // A likelihood so flat that its variance overflowed (σ_y²/Σw beyond float64: rows of
+        // weight 5e-9 under σ_y² = 6e300) carries no information; two such made a NaN mean.
+        if other.var == f64::INFINITY {
+            return self;
+        }
+        if self.var == f64::INFINITY {
             return other;
         }
         let var = 1.0 / (1.0 / self.var + 1.0 / other.var);
@@ -299,6 +308,25 @@ pub fn update_paths(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flat_likelihoods_give_way() {
+        // Leaves of weight 1e-8 under σ_y² = 5.9e300: σ_y²/Σw overflows to ∞; their product
+        // was ∞ · 0 = NaN (found by the property tests: NaN predictions).
+        let flat = Gaussian {
+            mean: 1e150,
+            var: f64::INFINITY,
+        };
+        let prior = Gaussian {
+            mean: 2.0,
+            var: 3e293,
+        };
+        let both = flat.times(flat);
+        assert_eq!(both.var, f64::INFINITY);
+        assert!(!both.mean.is_nan());
+        assert_eq!(both.widen(1.0).times(prior), prior);
+        assert_eq!(prior.times(flat), prior);
+    }
 
     #[test]
     fn products_with_tiny_variances_stay_finite() {

@@ -57,7 +57,7 @@ impl ForestRegressor {
         self.weights.append(self.y.len(), y.len(), weights);
         self.y.extend(y.iter());
         let rule = policy((&self.y, &self.weights), &self.target_stats, self.guidance);
-        let changed = self.forest.extend(rows, &rule, pool);
+        let changed = self.forest.extend(rows, &rule, pool)?;
         self.refresh_leaf_stats(&changed, pool);
         let fast = self.mode == PosteriorMode::Fast
             && self.prior.is_some()

@@ -44,7 +44,7 @@ pub fn sample(on: &Sampling<'_>, lifetime: f64) -> Result<PartitionModel> {
     crate::forest::data::check_data_box(None, on.x, on.n_features)?;
     let params = TreeParams::new(lifetime, 1);
     let growth = Growth {
-        x: on.x,
+        x: &on.x,
         params: &params,
         policy: &PureMondrian,
     };
