@@ -91,6 +91,18 @@ impl LeafSamples {
         }
         let mut owners: Vec<usize> = (0..self.start.len()).filter(|&n| self.cap[n] > 0).collect();
         owners.sort_unstable_by_key(|&n| self.start[n]);
+        // A deserialised array is trusted only as far as the tree's checks go (each leaf's
+        // points inside it): ranges that overlap, reach past the array or hold more than
+        // their capacity leave it as it is (a corrupt file gave a panic here).
+        let mut end = 0;
+        for &n in &owners {
+            let (s, cap) = (self.start[n], self.cap[n] as usize);
+            if s < end || len_of(n) > cap || s.checked_add(cap).is_none_or(|e| e > self.data.len())
+            {
+                return;
+            }
+            end = s + cap;
+        }
         // Ranges move down in order of their starts, so none is overwritten before it moves.
         let mut write = 0;
         for n in owners {
@@ -143,5 +155,20 @@ mod tests {
                 "{round}"
             );
         }
+    }
+
+    #[test]
+    fn inconsistent_ranges_are_left_uncompacted() {
+        // Two leaves whose ranges overlap (as corrupt bytes could give): no panic, no move.
+        let mut s = LeafSamples::default();
+        s.push_node();
+        s.push_node();
+        s.data = (0..20).collect();
+        s.set_range(0, 0, 12);
+        s.set_range(1, 10, 10);
+        s.garbage = 15;
+        s.maybe_compact(|_| 10);
+        assert_eq!(s.data, (0..20).collect::<Vec<u32>>());
+        assert_eq!((s.start[1], s.cap[1]), (10, 10));
     }
 }

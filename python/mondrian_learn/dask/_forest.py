@@ -68,8 +68,11 @@ class DaskMondrianForest(BaseEstimator):
     as the single forest's prediction. NumPy inputs give NumPy outputs.
 
     Memory: every part stores every training point (float64: the conditional Mondrian
-    resamples a paused leaf from its points), so each worker needs more than the data — 2.6–3
-    times it was measured at 2·10⁷ rows (``benches/RESULTS.md``, issue 18). Turn Dask's
+    resamples a paused leaf from its points), so with the estimator's default
+    ``point_store="memory"`` each worker needs more than the data (1.6 times it at 2·10⁷
+    rows); with ``point_store="disk"`` the points are in a file on each worker's disk and a
+    worker needed 0.72 times the data, at 2.7 times the fit's time (``benches/RESULTS.md``,
+    issue 18). Turn Dask's
     spilling off on the workers (``distributed.worker.memory.target``, ``.spill`` and
     ``.pause`` set to False): spilling a part pickles it whole, a second copy for a moment,
     which pushed workers over their limit.

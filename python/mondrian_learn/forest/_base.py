@@ -31,6 +31,16 @@ from mondrian_learn._validation import (
 )
 from mondrian_learn.forest._inspection import InspectionMixin
 
+#: The description of ``point_store``, for the forests' docstrings.
+POINT_STORE_DOC = """point_store : "memory", "disk" or path-like, default="memory"
+        Where the trees keep their training points, which ``partial_fit`` reads again when a
+        leaf splits: "memory"; "disk", a nameless file in the system's temporary directory
+        (:func:`tempfile.gettempdir`); or one in the given directory. On disk they take none
+        of the process's memory (the operating system caches the file while memory is free)
+        and cost one read per point of a leaf that splits; results are identical bit for
+        bit. A model loaded from a pickle holds them in memory until its next
+        ``partial_fit``."""
+
 
 class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
     """Base of the Mondrian forest estimators (Lakshminarayanan, Roy & Teh, AISTATS 2016).

@@ -20,7 +20,7 @@ from mondrian_learn._validation import (
     check_sample_weight,
     is_core_ready,
 )
-from mondrian_learn.forest._base import MondrianForestBase
+from mondrian_learn.forest._base import POINT_STORE_DOC, MondrianForestBase
 
 
 class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
@@ -93,14 +93,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         five benchmark sets and gave a lower log loss on every one (``benches/RESULTS.md``).
     candidate_locations : int, default=6
         Q: locations drawn in each candidate dimension (the poster's 6).
-    point_store : "memory", "disk" or path-like, default="memory"
-        Where the trees keep their training points, which ``partial_fit`` reads again when a
-        leaf splits: "memory"; "disk", a nameless file in the system's temporary directory
-        (:func:`tempfile.gettempdir`); or one in the given directory. On disk they take none
-        of the process's memory (the operating system caches the file while memory is free)
-        and cost one read per point of a leaf that splits; results are identical bit for
-        bit. A model loaded from a pickle holds them in memory until its next
-        ``partial_fit``.
+    {POINT_STORE_DOC}
 
     Attributes
     ----------
@@ -123,6 +116,8 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     >>> model.predict([[0.9, 0.1]])[0], model.predict_proba([[0.9, 0.1]]).shape
     ('up', (1, 2))
     """
+
+    __doc__ = (__doc__ or "").replace("{POINT_STORE_DOC}", POINT_STORE_DOC)
 
     _parameters = {
         **MondrianForestBase._parameters,

@@ -21,7 +21,7 @@ from mondrian_learn._validation import (
     as_core_array,
     check_parameter,
 )
-from mondrian_learn.forest._base import MondrianForestBase
+from mondrian_learn.forest._base import POINT_STORE_DOC, MondrianForestBase
 from mondrian_learn.forest._hyperparameters import FREE, select_prior
 
 
@@ -84,14 +84,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     candidate_locations : int, default=6
         Q: locations drawn in each candidate dimension (the poster's 6). T = Q = 1:
         label-blind cuts.
-    point_store : "memory", "disk" or path-like, default="memory"
-        Where the trees keep their training points, which ``partial_fit`` reads again when a
-        leaf splits: "memory"; "disk", a nameless file in the system's temporary directory
-        (:func:`tempfile.gettempdir`); or one in the given directory. On disk they take none
-        of the process's memory (the operating system caches the file while memory is free)
-        and cost one read per point of a leaf that splits; results are identical bit for
-        bit. A model loaded from a pickle holds them in memory until its next
-        ``partial_fit``.
+    {POINT_STORE_DOC}
     hyperparameters : {"evidence", "heuristic", "leave_one_out"}, default="evidence"
         How γ₁, γ₂ and σ_y² not fixed below are chosen at ``fit``: "evidence" maximises the
         trees' marginal likelihood (L-BFGS-B in log space); "heuristic" is the paper's
@@ -137,6 +130,8 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     >>> model.predict(X[:3]).shape
     (3,)
     """
+
+    __doc__ = (__doc__ or "").replace("{POINT_STORE_DOC}", POINT_STORE_DOC)
 
     _parameters = {
         **MondrianForestBase._parameters,
