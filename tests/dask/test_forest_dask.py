@@ -133,6 +133,18 @@ def test_a_part_names_the_users_estimator_and_pickles(data) -> None:  # type: ig
         np.testing.assert_array_equal(again.fold(X[:5], np.zeros((5, 2))), sums)
 
 
+def test_a_parts_size_counts_its_points_only_when_they_are_in_memory(data) -> None:  # type: ignore[no-untyped-def]
+    """Dask places tasks by the parts' sizes: a part whose points are on disk holds
+    8 · n_rows · n_features bytes fewer."""
+    X, y, _ = data
+    sizes = {}
+    for store in ("memory", "disk"):
+        est = MondrianForestRegressor(n_estimators=2, random_state=0, point_store=store)
+        part = ForestPart(est, 0, 2, 0).update(X, y)
+        sizes[store] = sys.getsizeof(part)
+    assert sizes["memory"] - sizes["disk"] == 8 * X.size
+
+
 def test_tree_ranges_cover_the_forest_with_the_scored_trees_in_part_0() -> None:
     assert tree_ranges(10, 2) == [(0, 5), (5, 10)]
     assert tree_ranges(10, 4) == [(0, 4), (4, 6), (6, 8), (8, 10)]
