@@ -34,7 +34,8 @@ def fit_chunks(estimator: Any, chunks: Iterable[tuple[Any, Any]], classes: Any =
     batch fit on all rows, and its trees are exactly those of ``estimator.fit(first chunk)``
     followed by ``partial_fit`` on each later chunk. The regressor's hyper-parameters are then
     chosen once on all rows by ``hyperparameters`` (a batch ``fit``'s rule), not on the first
-    chunk. Memory: the forest (which stores every training point, float64) plus one chunk.
+    chunk. Memory: the forest (which stores every training point, float64, in memory or with
+    the estimator's ``point_store="disk"`` in a file) plus one chunk.
 
     Parameters
     ----------
