@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tracemalloc
 from typing import Any, Callable
 
 # scikit-learn's array-API check (NumPy inputs with dispatch on) runs only with this set,
@@ -172,3 +173,13 @@ def output(fitted: Any, X: Any) -> np.ndarray:
             result = getattr(fitted, method)(X)
             return result.toarray() if hasattr(result, "toarray") else np.asarray(result)
     raise AssertionError(f"no output method on {fitted!r}")
+
+
+def traced_peak(call: Callable[[], Any]) -> int:
+    """The peak of the memory Python allocators (numpy's included) trace during ``call()``."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

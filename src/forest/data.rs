@@ -123,7 +123,7 @@ impl MondrianForest {
         let (n, d) = (x.n_rows(), self.n_features);
         self.x.reserve(n * d);
         let mut buffer = Vec::new();
-        let mut new_box = EmptyBox::new(d);
+        let mut new_box = RowsBox::new(d);
         let mut appended = Ok(());
         for start in (0..n).step_by(ROW_CHUNK) {
             let rows = x.block(start..(start + ROW_CHUNK).min(n), map, &mut buffer);
@@ -144,13 +144,13 @@ impl MondrianForest {
     }
 }
 
-/// The box of rows seen so far (empty: +∞ lower, −∞ upper bounds).
-struct EmptyBox {
+/// The box of the rows added so far (none: +∞ lower, −∞ upper bounds).
+struct RowsBox {
     lower: Vec<f64>,
     upper: Vec<f64>,
 }
 
-impl EmptyBox {
+impl RowsBox {
     fn new(d: usize) -> Self {
         Self {
             lower: vec![f64::INFINITY; d],
@@ -172,7 +172,7 @@ impl EmptyBox {
 /// [`MAX_LINEAR_DIMENSION`]: a block's split rate is the sum of its ranges, and an infinite
 /// one would cut at time 0 whatever the lifetime and turn every later quantity into NaN.
 pub fn check_data_box(fitted: Option<&MondrianTree>, new: &[f64], d: usize) -> Result<()> {
-    let mut new_box = EmptyBox::new(d);
+    let mut new_box = RowsBox::new(d);
     new_box.add_rows(new);
     check_box_of(fitted, &new_box.lower, &new_box.upper)
 }

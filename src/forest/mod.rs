@@ -21,7 +21,6 @@ use crate::input_map::InputMap;
 use crate::mondrian::extend::{extend_tree, ExtendScratch};
 use crate::mondrian::policy::SplitPolicy;
 use crate::mondrian::route::warm_paths;
-use crate::mondrian::rows::RowSource;
 use crate::mondrian::sample::{sample_tree, Growth, SampleScratch};
 use crate::mondrian::{MondrianTree, TreeParams};
 use crate::parallel::{is_small, Interrupt};
@@ -204,11 +203,13 @@ impl MondrianForest {
             // Waking the pool costs more than extending by a few points; walking their paths
             // in all trees at once first overlaps the cache misses that the extension of one
             // tree after another would take in turn.
-            let d = self.n_features;
-            let mut rows = Vec::with_capacity(new_rows.len() * d);
-            self.x.gather(&new_rows, d, &mut rows);
-            for row in rows.chunks_exact(d) {
-                std::hint::black_box(warm_paths(&self.trees, row));
+            // (Points on disk are not read twice for it.)
+            if let Some(x) = self.x.as_slice() {
+                let d = self.n_features;
+                for &i in &new_rows {
+                    let row = &x[i as usize * d..(i as usize + 1) * d];
+                    std::hint::black_box(warm_paths(&self.trees, row));
+                }
             }
             let mut scratch = ExtendScratch::default();
             for (tree, leaves) in self.trees.iter_mut().zip(&mut changed) {

@@ -97,20 +97,18 @@ impl PointStore {
         }
     }
 
-    /// Calls `f` on the values in order, a block at a time.
-    pub fn for_each_block(&self, mut f: impl FnMut(&[f64])) -> Result<()> {
+    /// Calls `f` on the values in order, a block at a time; the first error (a read's or
+    /// `f`'s) stops it.
+    pub fn for_each_block(&self, mut f: impl FnMut(&[f64]) -> Result<()>) -> Result<()> {
         match self {
-            Self::Memory(x) => {
-                x.chunks(BLOCK_VALUES).for_each(f);
-                Ok(())
-            }
+            Self::Memory(x) => x.chunks(BLOCK_VALUES).try_for_each(f),
             Self::Disk(disk) => {
-                let mut block = Vec::with_capacity(BLOCK_VALUES);
+                let (mut block, mut bytes) = (Vec::with_capacity(BLOCK_VALUES), Vec::new());
                 for first in (0..disk.n_values).step_by(BLOCK_VALUES) {
                     block.clear();
                     let n = BLOCK_VALUES.min(disk.n_values - first);
-                    disk.read_values(first, n, &mut block)?;
-                    f(&block);
+                    disk.read_values(first, n, &mut bytes, &mut block)?;
+                    f(&block)?;
                 }
                 Ok(())
             }
@@ -121,16 +119,7 @@ impl PointStore {
     /// (appends too); the memory they took is freed. A failure leaves the store as it was.
     pub fn move_to_disk(&mut self, directory: &Path) -> Result<()> {
         let mut disk = DiskPoints::create(directory)?;
-        self.for_each_block(|block| {
-            if disk.failed_write.is_none() {
-                if let Err(error) = disk.append(block) {
-                    disk.failed_write = Some(error);
-                }
-            }
-        })?;
-        if let Some(error) = disk.failed_write.take() {
-            return Err(error);
-        }
+        self.for_each_block(|block| disk.append(block))?;
         *self = Self::Disk(disk);
         Ok(())
     }
@@ -165,10 +154,11 @@ impl RowSource for PointStore {
 impl Clone for PointStore {
     fn clone(&self) -> Self {
         let mut x = Vec::with_capacity(self.len());
-        if self
-            .for_each_block(|block| x.extend_from_slice(block))
-            .is_err()
-        {
+        let copied = self.for_each_block(|block| {
+            x.extend_from_slice(block);
+            Ok(())
+        });
+        if copied.is_err() {
             x.resize(self.len(), f64::NAN);
         }
         Self::Memory(x)
@@ -179,20 +169,12 @@ impl Clone for PointStore {
 impl Serialize for PointStore {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.len()))?;
-        let mut failed = None;
         self.for_each_block(|block| {
-            for v in block {
-                if failed.is_none() {
-                    if let Err(error) = seq.serialize_element(v) {
-                        failed = Some(error);
-                    }
-                }
-            }
+            block
+                .iter()
+                .try_for_each(|v| (seq.serialize_element(v)).map_err(|e| Error::Io(e.to_string())))
         })
         .map_err(serde::ser::Error::custom)?;
-        if let Some(error) = failed {
-            return Err(error);
-        }
         seq.end()
     }
 }
@@ -216,7 +198,6 @@ pub struct DiskPoints {
     path: PathBuf,
     n_values: usize,
     failed_read: Mutex<Option<Error>>,
-    failed_write: Option<Error>,
 }
 
 impl DiskPoints {
@@ -256,7 +237,6 @@ impl DiskPoints {
             path,
             n_values: 0,
             failed_read: Mutex::new(None),
-            failed_write: None,
         })
     }
 
@@ -287,10 +267,17 @@ impl DiskPoints {
         Ok(())
     }
 
-    /// Appends the values `first..first + n` to `out`.
-    fn read_values(&self, first: usize, n: usize, out: &mut Vec<f64>) -> Result<()> {
-        let mut bytes = vec![0u8; 8 * n];
-        read_at(&self.file, &mut bytes, 8 * first as u64)
+    /// Appends the values `first..first + n` to `out`, read through `bytes` (a buffer the
+    /// caller reuses: a splitting leaf's points are many reads of one row each).
+    fn read_values(
+        &self,
+        first: usize,
+        n: usize,
+        bytes: &mut Vec<u8>,
+        out: &mut Vec<f64>,
+    ) -> Result<()> {
+        bytes.resize(8 * n, 0);
+        read_at(&self.file, bytes, 8 * first as u64)
             .map_err(|e| io_error("reading the training points from disk", &e))?;
         out.extend(
             bytes
@@ -302,10 +289,11 @@ impl DiskPoints {
 
     fn gather(&self, ids: &[u32], d: usize, out: &mut Vec<f64>) {
         out.reserve(ids.len() * d);
+        let mut bytes = Vec::new();
         for (first, len) in runs(ids) {
             let (start, n) = (first as usize * d, len * d);
             let result = if start + n <= self.n_values {
-                self.read_values(start, n, out)
+                self.read_values(start, n, &mut bytes, out)
             } else {
                 Err(Error::Corrupt(format!(
                     "rows {first}..{} are not stored",
@@ -400,8 +388,11 @@ mod tests {
         assert_eq!(a, b);
         disk.take_read_error().expect("no failed read");
         let mut all = Vec::new();
-        disk.for_each_block(|block| all.extend_from_slice(block))
-            .expect("read");
+        disk.for_each_block(|block| {
+            all.extend_from_slice(block);
+            Ok(())
+        })
+        .expect("read");
         assert_eq!(all, x);
         assert_eq!(disk.clone().as_slice(), Some(x.as_slice()));
     }

@@ -6,10 +6,10 @@ no float64 copy of the matrix is made on the Python side (numpy's allocations ar
 from __future__ import annotations
 
 import pickle
-import tracemalloc
 
 import numpy as np
 
+from conftest import traced_peak
 from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor
 
 
@@ -53,10 +53,5 @@ def test_float32_predictions_make_no_float64_copy() -> None:
     model = MondrianForestRegressor(n_estimators=2, random_state=0).fit(X, y)
     Q = np.random.default_rng(1).normal(size=(200_000, 4)).astype(np.float32)
     copy_bytes = Q.size * 8
-    tracemalloc.start()
-    try:
-        model.predict(Q, return_std=True)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(lambda: model.predict(Q, return_std=True))
     assert peak < copy_bytes / 2, f"peak {peak} bytes of numpy memory"

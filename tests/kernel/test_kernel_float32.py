@@ -6,11 +6,11 @@ are traced by ``tracemalloc`` to show that no copy of the matrix is made."""
 from __future__ import annotations
 
 import pickle
-import tracemalloc
 
 import numpy as np
 import pytest
 
+from conftest import traced_peak
 from mondrian_learn import MondrianKernelFeatures, MondrianKernelRidge
 
 
@@ -47,12 +47,7 @@ def test_float32_and_mapped_points_make_no_float64_copy() -> None:
     model = MondrianKernelRidge(n_estimators=2, lifetime=1.0, random_state=0).fit(X, y)
     Q = (3.0 * np.random.default_rng(1).normal(size=(200_000, 4)) + 10.0).astype(np.float32)
     copy_bytes = Q.size * 8
-    tracemalloc.start()
-    try:
-        model.predict(Q, return_std=True)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(lambda: model.predict(Q, return_std=True))
     assert peak < copy_bytes * 0.6, f"peak {peak} bytes of numpy memory"
 
 

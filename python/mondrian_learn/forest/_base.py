@@ -80,12 +80,16 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         ),
     }
 
+    def _points_in_memory(self) -> bool:
+        """Whether ``point_store`` keeps the training points in memory."""
+        return isinstance(self.point_store, str) and self.point_store == "memory"
+
     def _place_points(self, model: Any) -> None:
         """Move ``model``'s training points to disk when ``point_store`` asks for it and they
         are in memory (a new model, or one loaded from a pickle)."""
-        store = self.point_store
-        if (isinstance(store, str) and store == "memory") or model.points_directory is not None:
+        if self._points_in_memory() or model.points_directory is not None:
             return
+        store = self.point_store
         directory = tempfile.gettempdir() if store == "disk" else os.fspath(store)
         model.move_points_to_disk(directory)
 
@@ -136,7 +140,7 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
         n, d = X.shape
-        if isinstance(self.point_store, str) and self.point_store == "memory":
+        if self._points_in_memory():
             check_memory("X", f"{n} × {d}", 8.0 * n * d, "the trees' float64 store of the points")
         check_memory(
             "n_estimators",
