@@ -129,6 +129,10 @@ class EstimatorBase(BaseEstimator):
     #: The dtypes of X the core reads as they are (others are converted to the first).
     _point_dtypes: ClassVar[tuple[type, ...]] = (np.float64,)
 
+    #: Whether the core refuses non-finite points itself, so that predictions on arrays
+    #: already in its layout may skip scikit-learn's checks.
+    _core_checks_points: ClassVar[bool] = False
+
     #: Whether X may be a scipy sparse matrix (the core reads it a row block at a time).
     _accepts_sparse: ClassVar[bool] = False
 
@@ -166,7 +170,20 @@ class EstimatorBase(BaseEstimator):
         )
 
     def _fitted_input(self, X: Any) -> CorePoints:
-        """``X`` checked against the fitted estimator, in the core's layout."""
+        """``X`` checked against the fitted estimator, in the core's layout.
+
+        An array already in the core's layout (:func:`is_core_ready`) skips scikit-learn's
+        checks, which cost far more than predicting a few rows; the core itself rejects
+        NaN/inf with a ``ValueError`` (estimators whose core does: ``_core_checks_points``).
+        Estimators fitted on named features always check."""
+        n_features = vars(self).get("n_features_in_")
+        if (
+            self._core_checks_points
+            and n_features is not None
+            and "feature_names_in_" not in vars(self)
+            and is_core_ready(X, None, n_features, self._point_dtypes)
+        ):
+            return self._core_input(X)
         check_is_fitted(self)
         return self._core_input(self._check_input(X))
 

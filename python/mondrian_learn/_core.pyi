@@ -137,6 +137,17 @@ class Forest:
     def fix_prior(
         self, mean: float, gamma1: float, gamma2: float, noise_variance: float, n_jobs: int
     ) -> None: ...
+    def reset_prior(
+        self,
+        n_jobs: int,
+        prior_mean: float | None = None,
+        gamma1: float | None = None,
+        gamma2: float | None = None,
+        noise_variance: float | str | None = None,
+    ) -> None: ...
+    def target_moments(self) -> tuple[float, float]: ...
+    @property
+    def rows_at_prior_choice(self) -> int: ...
     def predict_proba(self, x: _Points, n_jobs: int) -> np.ndarray: ...
     def lifetime_path(
         self,

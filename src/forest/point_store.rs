@@ -115,6 +115,38 @@ impl PointStore {
         }
     }
 
+    /// Replaces every value v of feature k (rows `d` wide) by `f(k, v)`; on disk through a new
+    /// file in the same directory, so that a failure leaves the store as it was.
+    pub fn map_values(&mut self, d: usize, f: impl Fn(usize, f64) -> f64) -> Result<()> {
+        match self {
+            Self::Memory(x) => {
+                for row in x.chunks_exact_mut(d.max(1)) {
+                    for (k, v) in row.iter_mut().enumerate() {
+                        *v = f(k, *v);
+                    }
+                }
+                Ok(())
+            }
+            Self::Disk(disk) => {
+                let mut mapped = DiskPoints::create(&disk.directory)?;
+                let (mut at, mut block) = (0usize, Vec::with_capacity(BLOCK_VALUES));
+                self.for_each_block(|values| {
+                    block.clear();
+                    block.extend(
+                        values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &v)| f((at + i) % d.max(1), v)),
+                    );
+                    at += values.len();
+                    mapped.append(&block)
+                })?;
+                *self = Self::Disk(mapped);
+                Ok(())
+            }
+        }
+    }
+
     /// Moves the values into a new file in `directory` and keeps them there from now on
     /// (appends too); the memory they took is freed. A failure leaves the store as it was.
     pub fn move_to_disk(&mut self, directory: &Path) -> Result<()> {

@@ -64,17 +64,24 @@ fn classifier(model: &ForestModel) -> Result<&ForestClassifier> {
     }
 }
 
-/// Whether a model's predictions may be read now (a posterior made stale by an online update
-/// is recomputed first).
-pub(super) fn is_ready(model: &ForestModel) -> bool {
-    match model {
-        ForestModel::Regressor(m) => m.posterior_is_fresh(),
-        ForestModel::Classifier(m) => m.means_are_fresh(),
+/// Whether a model's predictions of `n_rows` rows may be read now: a regression prior due to
+/// be chosen again (or a posterior not computed since loading) is brought up to date first;
+/// node posteriors an online update left stale are computed along each row's path, unless
+/// there are so many rows that one pass over every node is cheaper (`usize::MAX`: every
+/// node's posterior is needed).
+pub(super) fn ready_for(n_rows: usize) -> impl Fn(&ForestModel) -> bool + Send + Sync {
+    move |model| match model {
+        ForestModel::Regressor(m) => m.posterior_is_fresh() && !m.cavities_worth_refreshing(n_rows),
+        ForestModel::Classifier(m) => !m.means_worth_refreshing(n_rows),
     }
 }
 
-pub(super) fn prepare(model: &mut ForestModel, pool: &ThreadPool) -> Result<()> {
-    match model {
+/// Brings a model to [`ready_for`]`(n_rows)`.
+pub(super) fn prepare_for(
+    n_rows: usize,
+) -> impl Fn(&mut ForestModel, &ThreadPool) -> Result<()> + Send + Sync {
+    move |model, pool| match model {
+        ForestModel::Regressor(m) if m.cavities_worth_refreshing(n_rows) => m.ensure_cavities(pool),
         ForestModel::Regressor(m) => m.ensure_posterior(pool),
         ForestModel::Classifier(m) => {
             m.ensure_means(pool);
@@ -227,12 +234,13 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.view()?;
+        let n_rows = x.n_rows();
         let out = self.inner.read_prepared(
             py,
             n_jobs,
             Length::Short,
-            is_ready,
-            prepare,
+            ready_for(n_rows),
+            prepare_for(n_rows),
             |model, call| classifier(model)?.predict_proba(&x, call.pool),
         )?;
         Ok(out.into_pyarray(py))
@@ -272,8 +280,8 @@ impl Forest {
             py,
             n_jobs,
             Length::Long,
-            is_ready,
-            prepare,
+            ready_for(0),
+            prepare_for(0),
             |model, call| {
                 let report = |done, total| call.notify(&progress, &[done, total]);
                 let (pool, stop) = (call.pool, call.interrupt);

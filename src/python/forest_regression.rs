@@ -4,7 +4,7 @@
 
 use super::arrays::{AnyPoints, VectorPair};
 use super::error::to_py_err;
-use super::forest::{empty_forest, is_ready, not_a, prepare, regressor, Forest};
+use super::forest::{empty_forest, not_a, prepare_for, ready_for, regressor, Forest};
 use super::run::{Handle, Length};
 use crate::error::Result;
 use crate::forest::regression::prior::{GaussianPrior, NoiseVariance, PriorOverrides};
@@ -12,25 +12,39 @@ use crate::forest::regression::{ForestRegressor, PosteriorMode, PriorCriterion};
 use crate::forest::ForestModel;
 use crate::mondrian::guided::Guidance;
 use crate::mondrian::TreeParams;
+use crate::points::Points;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::ThreadPool;
 
+/// σ_y²'s rule from its Python value: None (the heuristic), a number, or a rule's name.
+fn noise_rule(value: Option<Bound<'_, PyAny>>) -> PyResult<NoiseVariance> {
+    Ok(match value {
+        None => NoiseVariance::Heuristic,
+        Some(v) => match v.extract::<f64>() {
+            Ok(value) => NoiseVariance::Fixed(value),
+            Err(_) => NoiseVariance::named(&v.extract::<String>()?).map_err(to_py_err)?,
+        },
+    })
+}
+
 impl Forest {
-    /// Runs `work` on the regression model with a fresh posterior.
+    /// Runs `work` on the regression model with a posterior ready for `n_rows` rows
+    /// ([`ready_for`]).
     fn with_regressor<T: Send>(
         &self,
         py: Python<'_>,
         n_jobs: usize,
+        n_rows: usize,
         work: impl FnOnce(&ForestRegressor, &ThreadPool) -> Result<T> + Send,
     ) -> PyResult<T> {
         self.inner.read_prepared(
             py,
             n_jobs,
             Length::Short,
-            is_ready,
-            prepare,
+            ready_for(n_rows),
+            prepare_for(n_rows),
             |model, call| work(regressor(model)?, call.pool),
         )
     }
@@ -60,13 +74,7 @@ impl Forest {
         tries: usize,
         locations: usize,
     ) -> PyResult<Self> {
-        let noise_variance = match noise_variance {
-            None => NoiseVariance::Heuristic,
-            Some(v) => match v.extract::<f64>() {
-                Ok(value) => NoiseVariance::Fixed(value),
-                Err(_) => NoiseVariance::named(&v.extract::<String>()?).map_err(to_py_err)?,
-            },
-        };
+        let noise_variance = noise_rule(noise_variance)?;
         let params = TreeParams::new(lifetime, min_samples_split);
         let forest = empty_forest(params, n_features, seed, scale_features)?;
         let mut model = ForestRegressor::new(forest);
@@ -87,7 +95,7 @@ impl Forest {
     /// bring it up to date first).
     #[getter]
     fn posterior_is_fresh(&self, py: Python<'_>) -> bool {
-        self.inner.peek(py, is_ready)
+        self.inner.peek(py, ready_for(0))
     }
 
     /// Regression: predictive mean and variance of the branch-off mixture at each row.
@@ -98,7 +106,8 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<VectorPair<'py>> {
         let x = x.view()?;
-        let (mean, var) = self.with_regressor(py, n_jobs, |m, pool| m.predict(&x, pool))?;
+        let (mean, var) =
+            self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| m.predict(&x, pool))?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
@@ -111,7 +120,9 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.view()?;
-        let out = self.with_regressor(py, n_jobs, |m, pool| m.quantiles(&x, &levels, pool))?;
+        let out = self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| {
+            m.quantiles(&x, &levels, pool)
+        })?;
         Ok(out.into_pyarray(py))
     }
 
@@ -124,13 +135,15 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let (x, y) = (x.view()?, y.as_array());
-        let out = self.with_regressor(py, n_jobs, |m, pool| m.log_density(&x, &y, pool))?;
+        let out = self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| {
+            m.log_density(&x, &y, pool)
+        })?;
         Ok(out.into_pyarray(py))
     }
 
     /// Regression: the prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
     fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
-        let p = self.with_regressor(py, n_jobs, |m, _| m.prior())?;
+        let p = self.with_regressor(py, n_jobs, 0, |m, _| m.prior())?;
         let out = PyDict::new(py);
         out.set_item("mean", p.mean)?;
         out.set_item("gamma1", p.gamma1)?;
@@ -182,6 +195,47 @@ impl Forest {
             })
     }
 
+    /// Regression: the caller's fixed hyper-parameters (None: free) replace those in use, and
+    /// the prior is chosen again from them by the heuristic, on every row seen.
+    #[pyo3(signature = (n_jobs, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None))]
+    fn reset_prior(
+        &self,
+        py: Python<'_>,
+        n_jobs: usize,
+        prior_mean: Option<f64>,
+        gamma1: Option<f64>,
+        gamma2: Option<f64>,
+        noise_variance: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let overrides = PriorOverrides {
+            mean: prior_mean,
+            gamma1,
+            gamma2,
+            noise_variance: noise_rule(noise_variance)?,
+        };
+        self.inner
+            .write(py, n_jobs, Length::Short, |model, call| match model {
+                ForestModel::Regressor(m) => m.reset_prior(overrides, call.pool),
+                ForestModel::Classifier(_) => Err(not_a("regressor")),
+            })
+    }
+
+    /// Regression: the (weighted) population variance and total weight of the targets seen.
+    fn target_moments(&self, py: Python<'_>) -> PyResult<(f64, f64)> {
+        self.inner
+            .peek(py, |model| Ok(regressor(model)?.target_moments()))
+            .map_err(to_py_err)
+    }
+
+    /// Regression: the number of rows when the prior in use was chosen (it is chosen again
+    /// once the rows have grown by `PRIOR_GROWTH`).
+    #[getter]
+    fn rows_at_prior_choice(&self, py: Python<'_>) -> PyResult<usize> {
+        self.inner
+            .peek(py, |model| Ok(regressor(model)?.rows_at_prior_choice()))
+            .map_err(to_py_err)
+    }
+
     /// Regression: per node of tree `index`, the decrease in the training targets' sum of
     /// squared deviations its cut achieves (0 for leaves).
     fn impurity_decrease<'py>(
@@ -202,10 +256,11 @@ impl Forest {
         index: usize,
         n_jobs: usize,
     ) -> PyResult<VectorPair<'py>> {
-        let (mean, var): (Vec<f64>, Vec<f64>) = self.with_regressor(py, n_jobs, |m, _| {
-            m.node_posteriors(index)
-                .map(|p| p.into_iter().map(|g| (g.mean, g.var)).unzip())
-        })?;
+        let (mean, var): (Vec<f64>, Vec<f64>) =
+            self.with_regressor(py, n_jobs, usize::MAX, |m, _| {
+                m.node_posteriors(index)
+                    .map(|p| p.into_iter().map(|g| (g.mean, g.var)).unzip())
+            })?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 }

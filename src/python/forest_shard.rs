@@ -4,10 +4,11 @@
 
 use super::arrays::{AnyPoints, VectorPair};
 use super::error::to_py_err;
-use super::forest::{is_ready, not_a, prepare, Forest};
+use super::forest::{not_a, prepare_for, ready_for, Forest};
 use super::run::Length;
 use crate::error::Error;
 use crate::forest::ForestModel;
+use crate::points::Points;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
@@ -50,8 +51,8 @@ impl Forest {
             py,
             n_jobs,
             Length::Short,
-            is_ready,
-            prepare,
+            ready_for(x.n_rows()),
+            prepare_for(x.n_rows()),
             |model, call| match model {
                 ForestModel::Regressor(m) => {
                     m.fold_moments(&x, call.pool, &mut sums)?;
@@ -80,8 +81,8 @@ impl Forest {
             py,
             n_jobs,
             Length::Short,
-            is_ready,
-            prepare,
+            ready_for(x.n_rows()),
+            prepare_for(x.n_rows()),
             |model, call| match model {
                 ForestModel::Classifier(m) if shape[1] == m.n_classes => {
                     let flat = (out.as_slice_mut())

@@ -106,25 +106,7 @@ def test_corrupted_bytes_never_crash(data) -> None:  # type: ignore[no-untyped-d
     assert accepted > 0
 
 
-def test_fast_posterior_stays_close_to_the_exact_one(data) -> None:  # type: ignore[no-untyped-def]
-    """Both modes see the same one-point stream, so their trees are identical; only the
-    posterior differs (stale messages off the new points' paths, frozen hyper-parameters)."""
+def test_unknown_posterior_is_refused(data) -> None:  # type: ignore[no-untyped-def]
     X, y = data
-    models = {
-        mode: MondrianForestRegressor(random_state=0, posterior=mode).fit(X[:400], y[:400])
-        for mode in ("exact", "fast")
-    }
-    for model in models.values():
-        for i in range(400, 600):
-            model.partial_fit(X[i : i + 1], y[i : i + 1])
-    np.testing.assert_array_equal(models["fast"].apply(X), models["exact"].apply(X))
-    # Probes inside and around the data, where the frozen γ₂ matters most.
-    probes = np.random.default_rng(5).uniform(-0.5, 1.5, size=(2000, 3))
-    mean_e, std_e = models["exact"].predict(probes, return_std=True)
-    mean_f, std_f = models["fast"].predict(probes, return_std=True)
-    assert not np.array_equal(mean_f, mean_e)  # the approximation is real...
-    # ...and small against the predictive spread it comes with (measured: 1.3 % and 0.6 %).
-    assert np.abs(mean_f - mean_e).mean() < 0.03 * std_e.mean()
-    assert np.abs(std_f - std_e).mean() < 0.03 * std_e.mean()
     with pytest.raises(ValueError, match="posterior"):
         MondrianForestRegressor(posterior="approximate").fit(X, y)

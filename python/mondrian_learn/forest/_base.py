@@ -62,6 +62,8 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
     #: Sparse X is read by the core a row block at a time (module ``points``); the trees'
     #: store of training points is dense float64, as for dense X.
     _accepts_sparse = True
+    #: The core refuses NaN and infinite coordinates with a ValueError.
+    _core_checks_points = True
 
     _parameters = {
         "n_estimators": Param(100, *COUNT),

@@ -16,6 +16,11 @@ from scipy.optimize import minimize
 #: of them at a fraction of the cost.
 SCORED_TREES = 4
 
+#: Below this total row weight the criteria are not used and the heuristic stands: with a
+#: handful of rows the marginal likelihood and the leave-one-out density are maximised at
+#: the search box's edges (γ₁ or σ² at 0), and a stream would be predicted by its first rows.
+MIN_CRITERION_ROWS = 32
+
 #: The free hyper-parameters, optimised in log space (the prior mean stays mean(y)).
 FREE = ("gamma1", "gamma2", "noise_variance")
 

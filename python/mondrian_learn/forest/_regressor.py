@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,10 @@ from mondrian_learn._validation import (
     check_parameter,
 )
 from mondrian_learn.forest._base import POINT_STORE_DOC, MondrianForestBase
-from mondrian_learn.forest._hyperparameters import FREE, select_prior
+from mondrian_learn.forest._hyperparameters import FREE, MIN_CRITERION_ROWS, select_prior
+
+#: The growth of the rows seen after which the prior is chosen again (the core's rule).
+PRIOR_GROWTH = 2
 
 
 class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
@@ -86,28 +90,32 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         label-blind cuts.
     {POINT_STORE_DOC}
     hyperparameters : {"evidence", "heuristic", "leave_one_out"}, default="evidence"
-        How γ₁, γ₂ and σ_y² not fixed below are chosen at ``fit``: "evidence" maximises the
-        trees' marginal likelihood (L-BFGS-B in log space); "heuristic" is the paper's
-        closed form (below); "leave_one_out" maximises the forest mixture's exact
-        leave-one-out log density of the training targets (trees held fixed) — it scores the
-        predictive itself, but on targets with repeated values it can drive σ_y² towards 0.
-        ``partial_fit`` keeps the values chosen at ``fit`` (see ``prior_``).
+        How γ₁, γ₂ and σ_y² not fixed below are chosen: "evidence" maximises the trees'
+        marginal likelihood (L-BFGS-B in log space); "heuristic" is the paper's closed form
+        (below); "leave_one_out" maximises the forest mixture's exact leave-one-out log
+        density of the training targets (trees held fixed) — it scores the predictive
+        itself, but on targets with repeated values it can drive σ_y² towards 0. A criterion
+        needs rows to score: below 32 rows the heuristic is used. The prior follows a
+        stream: ``partial_fit`` chooses it again, by the same rule on every row seen,
+        whenever the number of rows has doubled since the last choice (1, 2, 4, 8, … rows
+        for a stream that starts with one; each choice costs one pass over the trees, so
+        O(1) per row over a stream); between choices it is kept (see ``prior_``).
     prior_mean, gamma1, gamma2 : float or None, default=None
-        Fix μ_H, γ₁ or γ₂. The heuristic recomputes them from all targets seen so far:
+        Fix μ_H, γ₁ or γ₂. The heuristic computes them from all targets seen so far:
         μ_H = mean(y), v = var(y), K = min(2N, 500), γ₁ = 2vK/(K + 2),
         γ₂ = D / (2 log₂ N) (the authors' code's divisor; the paper's text says 20, which
-        measured worse: see benches/RESULTS.md).
+        measured worse). While fewer than 10 rows have been seen and their targets are all
+        equal (a stream's first row), v = max(ȳ², 1): a variance from the targets' own scale,
+        never 0.
     noise_variance : float, "heuristic", "within_leaf" or None, default=None
         Label noise σ_y²: a fixed value; the paper's heuristic v/K ("heuristic"); "within_leaf",
         the variance of the targets around their leaf means pooled over all trees; or None,
         chosen by ``hyperparameters`` (the heuristic's v/K under "heuristic").
     posterior : {"exact", "fast"}, default="exact"
-        How ``partial_fit`` updates the posterior. "exact": belief propagation over every
-        node, run once before the next prediction (O(nodes) per batch of updates). "fast"
-        (paper §5.3): O(depth) per new point and tree — the likelihoods on the new points'
-        root-to-leaf paths are exact and those paths' posteriors recomputed, while other nodes
-        keep the messages of the last full pass; a full exact pass runs whenever the number of
-        points has doubled since the last one. Batch ``fit`` is exact in both modes.
+        Deprecated, without effect: ``partial_fit`` keeps the exact posterior at O(depth) cost
+        per new row and tree (the likelihoods on the new rows' paths are updated, and each
+        prediction recomputes the messages from above along its own path, AISTATS 2016,
+        §5.3), which is what "fast" approximated. "fast" warns and will be removed.
 
     Attributes
     ----------
@@ -191,20 +199,34 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
                     f"of y from its mean {float(np.mean(y)):.6g}: the posterior would not be finite"
                 )
 
-    def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
+    def _fixed_prior(self) -> dict[str, Any]:
+        """The hyper-parameters the caller fixed (None: free), as the core takes them."""
+
         def optional(value: Any) -> Any:
             return value if value is None or isinstance(value, str) else float(value)
 
+        names = ("prior_mean", "gamma1", "gamma2", "noise_variance")
+        return {name: optional(getattr(self, name)) for name in names}
+
+    def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
+        if self.posterior == "fast":
+            warnings.warn(
+                "posterior='fast' is deprecated and has no effect: online updates keep the "
+                "exact posterior at O(depth) cost per row; the parameter will be removed",
+                FutureWarning,
+                stacklevel=4,
+            )
+        fixed = self._fixed_prior()
         return _core.Forest.regressor(
             n_features,
             lifetime,
             int(self.min_samples_split),
             seed,
-            optional(self.prior_mean),
-            optional(self.gamma1),
-            optional(self.gamma2),
-            optional(self.noise_variance),
-            self.posterior,
+            fixed["prior_mean"],
+            fixed["gamma1"],
+            fixed["gamma2"],
+            fixed["noise_variance"],
+            "exact",
             bool(self.scale_features),
             self._candidates(n_features),
             int(self.candidate_locations),
@@ -216,18 +238,33 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         """Add points online: the trees are extended by the conditional Mondrian (NIPS 2014,
         "ExtendMondrianBlock") and the leaves' statistics updated (rows weighted as in
         :meth:`fit`), so the result has the distribution of a batch fit on all points seen so
-        far. The first call on an unfitted estimator is ``fit``."""
-        return self._update(X, y, sample_weight)
+        far. The posterior stays exact at O(depth) cost per row and tree; the prior is chosen
+        again when the rows have doubled since its last choice (``hyperparameters``). The
+        first call on an unfitted estimator is ``fit``."""
+        if not hasattr(self, "model_"):
+            return self._update(X, y, sample_weight)
+        chosen_at = self.model_.rows_at_prior_choice
+        self._update(X, y, sample_weight)
+        if self.model_.n_rows >= PRIOR_GROWTH * max(chosen_at, 1):
+            self._choose_prior_again()
+        return self
+
+    def _choose_prior_again(self) -> None:
+        """The prior chosen again on every row seen, as ``fit`` chooses it."""
+        if self.hyperparameters == "heuristic" or not self._free_hyperparameters():
+            return  # the core applies the heuristic itself when the rows have doubled
+        n_jobs = self._threads()
+        self.model_.reset_prior(n_jobs, **self._fixed_prior())
+        variance, total = self.model_.target_moments()
+        self._select_prior(self.model_, variance, total, n_jobs)
+
+    def _free_hyperparameters(self) -> list[str]:
+        return [name for name in FREE if getattr(self, name) is None]
 
     def _finish_fit(
         self, model: Any, y: np.ndarray, weights: np.ndarray | None, n_jobs: int
     ) -> None:
-        if weights is None:
-            variance, total = float(np.var(y)), float(len(y))
-        else:
-            centred = y - np.average(y, weights=weights)
-            variance = float(np.average(centred**2, weights=weights))
-            total = float(np.sum(weights))
+        variance, total = model.target_moments()
         self._select_prior(model, variance, total, n_jobs)
 
     def _select_prior(
@@ -237,8 +274,8 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         (targets of (weighted) variance ``variance`` and total weight ``total``) and fix them
         in it; the chosen prior, or None when nothing is chosen (the heuristic, or all fixed).
         """
-        free = [name for name in FREE if getattr(self, name) is None]
-        if self.hyperparameters == "heuristic" or not free:
+        free = self._free_hyperparameters()
+        if self.hyperparameters == "heuristic" or not free or total < MIN_CRITERION_ROWS:
             return None
         prior = select_prior(model, self.hyperparameters, free, variance, n_jobs, total)
         model.fix_prior(

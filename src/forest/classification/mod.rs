@@ -44,9 +44,10 @@ pub struct ForestClassifier {
     /// Per tree, the (weighted) class counts of every node (n_nodes × K, row-major).
     #[serde(skip)]
     counts: Vec<Vec<f64>>,
-    /// Every node's posterior mean per tree (n_nodes × K), computed top-down after a fit and
-    /// before the first prediction after online updates (any count change moves the means
-    /// of a whole subtree); empty when stale, and not stored.
+    /// Every node's posterior mean per tree (n_nodes × K), computed top-down after a fit;
+    /// empty when stale (any count change moves the means of a whole subtree): predictions
+    /// then compute the means along their own paths (O(depth · K)), until a large prediction
+    /// makes computing them all cheaper. Not stored.
     #[serde(skip)]
     means: Vec<Vec<f64>>,
     /// γ of the discounts d_j = exp(−γ Δ_j) (the paper: 10 · D).
@@ -55,6 +56,10 @@ pub struct ForestClassifier {
     pub min_discount: f64,
     pub guidance: Guidance,
 }
+
+/// Path nodes a prediction's means cost, in units of one node of a full top-down pass (one
+/// mean per path node, over a path of a few dozen nodes).
+const PATH_MEAN_COST: usize = 32;
 
 /// The classification trees' split policy: pure blocks pause; cuts guided by information
 /// gain when `guidance` asks for candidates.
@@ -182,7 +187,14 @@ impl ForestClassifier {
         Ok(())
     }
 
-    /// Whether the node means are up to date (predictions need them).
+    /// Whether a prediction of `n_rows` rows should first compute every node's mean
+    /// ([`Self::ensure_means`]): when computing them along the rows' paths would cost more.
+    pub fn means_worth_refreshing(&self, n_rows: usize) -> bool {
+        !self.means_are_fresh()
+            && n_rows.saturating_mul(PATH_MEAN_COST) >= self.forest.mean_tree_nodes()
+    }
+
+    /// Whether the node means are up to date (else predictions compute them on their paths).
     pub fn means_are_fresh(&self) -> bool {
         self.means.len() == self.forest.trees.len()
     }

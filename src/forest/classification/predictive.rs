@@ -3,8 +3,9 @@
 //! ([`crate::mondrian::branch_off`]) of the new block's posterior mean, plus the leaf's
 //! posterior mean with the weight left; the forest averages its trees.
 //!
-//! Node posterior means are computed once for all nodes (after a fit; after online updates,
-//! before the next prediction) and read here; the smoothing counts of a node above which the
+//! Node posterior means are computed once for all nodes after a fit and read here; after
+//! online updates they are computed along each prediction's path ([`path_means`], the same
+//! operations); the smoothing counts of a node above which the
 //! point branches off are computed when needed. The block born above path node j uses j's smoothing counts, j's prior mean (its parent's posterior
 //! mean) as base, and the expected discount over its birth time, as the authors' code does,
 //! with one difference: its tables are the expected number for that discount
@@ -20,19 +21,17 @@
 //! little of its mass to its parent's distribution, down from the uniform base at the root,
 //! so every class keeps a positive probability.
 
-use super::smoothing::{branch_off_mean, ikn_counts};
+use super::smoothing::{branch_off_mean, ikn_counts, path_means};
 use super::ForestClassifier;
 use crate::error::{Error, Result};
 use crate::mondrian::branch_off::branch_off_walk;
 use crate::mondrian::route::{route_group, RouteScratch, GROUP};
-use crate::mondrian::NONE;
 use crate::points::Points;
 use ndarray::Array2;
 use rayon::ThreadPool;
 
 impl ForestClassifier {
-    /// Class probabilities at each row of `x` (N × K, rows summing to 1). The node means must
-    /// be fresh ([`ForestClassifier::ensure_means`]).
+    /// Class probabilities at each row of `x` (N × K, rows summing to 1).
     pub fn predict_proba<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Array2<f64>> {
         let k = self.n_classes;
         let mut out = vec![0.0; x.n_rows() * k];
@@ -55,41 +54,50 @@ impl ForestClassifier {
                 self.n_classes
             )));
         }
-        if !self.means_are_fresh() {
-            return Err(Error::InvalidInput(
-                "the node posteriors are stale: call ensure_means after an update".into(),
-            ));
-        }
         let (k, d) = (self.n_classes, self.forest.n_features);
         let (rate, floor) = (self.discount_rate, self.min_discount);
-        let trees = self.forest.trees.iter().zip(&self.counts).zip(&self.means);
+        let fresh = self.means_are_fresh();
+        let no_means = Vec::new();
+        let trees = (self.forest.trees.iter().zip(&self.counts).enumerate())
+            .map(|(t, (tree, counts))| (tree, counts, self.means.get(t).unwrap_or(&no_means)));
         self.forest
             .for_each_query_block(x, pool, sums, k, |_, out, rows| {
                 let uniform = vec![1.0 / k as f64; k];
                 let mut scratches = vec![RouteScratch::default(); GROUP];
                 let (mut c, mut component) = (vec![0.0; k], vec![0.0; k]);
-                for ((tree, counts), means) in trees.clone() {
-                    let mean = |j: u32| &means[j as usize * k..(j as usize + 1) * k];
+                let mut along = Vec::new();
+                for (tree, counts, means) in trees.clone() {
                     let groups = out.chunks_mut(GROUP * k).zip(rows.chunks(GROUP * d));
                     for (probs, group) in groups {
                         route_group(tree, group, d, &mut scratches);
                         for (p, scratch) in probs.chunks_exact_mut(k).zip(&scratches) {
-                            let (leaf, keep) = branch_off_walk(tree, scratch, |event| {
+                            let path = &scratch.path;
+                            if fresh {
+                                along.clear();
+                                for &j in path {
+                                    let j = j as usize;
+                                    along.extend_from_slice(&means[j * k..(j + 1) * k]);
+                                }
+                            } else {
+                                path_means(tree, counts, k, (rate, floor), path, &mut along);
+                            }
+                            // Node i of the path has mean along[i k..(i + 1) k].
+                            let mean = |i: usize| &along[i * k..(i + 1) * k];
+                            let mut at = 0;
+                            let (_, keep) = branch_off_walk(tree, scratch, |event| {
+                                while path[at] != event.node {
+                                    at += 1;
+                                }
                                 ikn_counts(tree, counts, k, event.node, &mut c);
-                                let parent = tree.parent[event.node as usize];
-                                let base = if parent == NONE {
-                                    &uniform
-                                } else {
-                                    mean(parent)
-                                };
+                                let base = if at == 0 { &uniform } else { mean(at - 1) };
                                 let discount = event.expected_discount(rate).max(floor);
                                 branch_off_mean(&c, discount, base, &mut component);
                                 for (pk, ck) in p.iter_mut().zip(&component) {
                                     *pk += event.weight * ck;
                                 }
                             });
-                            if keep > 0.0 {
-                                let leaf = mean(leaf);
+                            if keep > 0.0 && !path.is_empty() {
+                                let leaf = mean(path.len() - 1);
                                 p.iter_mut().zip(leaf).for_each(|(pk, lk)| *pk += keep * lk);
                             }
                         }

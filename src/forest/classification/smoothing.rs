@@ -107,6 +107,34 @@ pub fn node_means(tree: &MondrianTree, counts: &[f64], k: usize, rates: (f64, f6
     means
 }
 
+/// The posterior means of the nodes of `path` (a root-to-node path), in its order, written to
+/// `out` (len(path) × K): the operations of [`node_means`] for those nodes alone, O(depth · K).
+pub fn path_means(
+    tree: &MondrianTree,
+    counts: &[f64],
+    k: usize,
+    rates: (f64, f64),
+    path: &[u32],
+    out: &mut Vec<f64>,
+) {
+    let (rate, floor) = rates;
+    out.clear();
+    out.resize(path.len() * k, 0.0);
+    let uniform = vec![1.0 / k as f64; k];
+    let mut c = vec![0.0; k];
+    for (i, &j) in path.iter().enumerate() {
+        ikn_counts(tree, counts, k, j, &mut c);
+        let (done, rest) = out.split_at_mut(i * k);
+        let base = if i == 0 {
+            &uniform[..]
+        } else {
+            &done[(i - 1) * k..]
+        };
+        let d = discount(rate, tree.max_split_cost(j)).max(floor);
+        posterior_mean(&c, d, base, &mut rest[..k]);
+    }
+}
+
 /// d = exp(−γ Δ) for a node that lived Δ (0 when Δ = ∞: the node's counts speak alone).
 #[inline]
 pub fn discount(rate: f64, lived: f64) -> f64 {

@@ -85,30 +85,44 @@ pub struct NodeMessages {
 
 /// Per node of one tree, the messages of belief propagation; the posterior of μ_j is
 /// [`TreePosterior::posterior`].
+///
+/// The likelihoods from below are always exact. The cavities are exact while
+/// `cavities_fresh`: an online update changes the likelihoods on the new points' paths only
+/// (O(depth)), but every cavity of the tree with them, so after one the cavities a prediction
+/// needs are recomputed along its own path ([`path_cavities`], O(depth)), until a full
+/// downward pass ([`refresh_cavities`]) makes them fresh again.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TreePosterior {
     pub messages: Vec<NodeMessages>,
+    /// φ_j per node, kept beside the messages so that predictions and updates along a path
+    /// read them instead of computing three exponentials each.
+    #[serde(skip)]
+    pub increments: Vec<f64>,
+    #[serde(skip)]
+    pub cavities_fresh: bool,
 }
 
 impl TreePosterior {
     /// Grows the per-node arrays to `n` nodes (new nodes start at zero Gaussians).
     fn resize(&mut self, n: usize) {
         self.messages.resize(n, NodeMessages::default());
+        self.increments.resize(n, 0.0);
     }
 
     /// p(μ_j | all labels) = (cavity widened by φ_j) × likelihood from below.
     #[inline]
-    pub fn posterior(&self, tree: &MondrianTree, prior: &GaussianPrior, j: u32) -> Gaussian {
+    pub fn posterior(&self, j: u32) -> Gaussian {
         let m = &self.messages[j as usize];
         m.cavity
-            .widen(increment_of(tree, prior, j))
+            .widen(self.increments[j as usize])
             .times(m.from_below)
     }
 
     /// Node j's message to its parent: its likelihood from below widened by φ_j.
     #[inline]
-    pub(super) fn upward(&self, phi: &impl Fn(u32) -> f64, j: u32) -> Gaussian {
-        self.messages[j as usize].from_below.widen(phi(j))
+    pub(super) fn upward(&self, j: u32) -> Gaussian {
+        let ju = j as usize;
+        self.messages[ju].from_below.widen(self.increments[ju])
     }
 
     /// Recomputes node j's likelihood from below from its leaf sum or its children.
@@ -118,7 +132,6 @@ impl TreePosterior {
         tree: &MondrianTree,
         leaves: &LeafStats,
         noise_variance: f64,
-        phi: &impl Fn(u32) -> f64,
         j: u32,
     ) {
         let ju = j as usize;
@@ -130,21 +143,14 @@ impl TreePosterior {
                 var: noise_variance / count,
             }
         } else {
-            self.upward(phi, cut.left)
-                .times(self.upward(phi, cut.right))
+            self.upward(cut.left).times(self.upward(cut.right))
         };
     }
 
     /// Recomputes node j's cavity (message from above); its parent's cavity and its
     /// sibling's likelihood from below must be current.
     #[inline]
-    fn update_from_above(
-        &mut self,
-        tree: &MondrianTree,
-        prior_mean: f64,
-        phi: &impl Fn(u32) -> f64,
-        j: u32,
-    ) {
+    fn update_from_above(&mut self, tree: &MondrianTree, prior_mean: f64, j: u32) {
         let ju = j as usize;
         let cavity = match tree.parent[ju] {
             NONE => Gaussian {
@@ -154,8 +160,10 @@ impl TreePosterior {
             p => {
                 let cut = &tree.nodes[p as usize];
                 let sibling = if cut.left == j { cut.right } else { cut.left };
-                let parent_above = self.messages[p as usize].cavity.widen(phi(p));
-                parent_above.times(self.upward(phi, sibling))
+                let parent_above = self.messages[p as usize]
+                    .cavity
+                    .widen(self.increments[p as usize]);
+                parent_above.times(self.upward(sibling))
             }
         };
         self.messages[ju].cavity = cavity;
@@ -177,12 +185,58 @@ pub fn tree_posterior(
 ) -> TreePosterior {
     let Upward {
         mut messages,
-        increments,
         order,
     } = upward_pass(tree, leaves, prior);
-    let phi = |j: u32| increments[j as usize];
-    order.parents_first(|j| messages.update_from_above(tree, prior.mean, &phi, j));
+    order.parents_first(|j| messages.update_from_above(tree, prior.mean, j));
+    messages.cavities_fresh = true;
     messages
+}
+
+/// Recomputes every cavity of `post` (its likelihoods from below current): the downward pass
+/// of belief propagation alone, O(nodes).
+pub fn refresh_cavities(tree: &MondrianTree, prior: &GaussianPrior, post: &mut TreePosterior) {
+    if tree.root == NONE {
+        post.cavities_fresh = true;
+        return;
+    }
+    let n = tree.n_nodes();
+    post.resize(n);
+    let order = explicit_preorder(tree).map_or(NodeOrder::Ids(n as u32), NodeOrder::Explicit);
+    order.parents_first(|j| post.update_from_above(tree, prior.mean, j));
+    post.cavities_fresh = true;
+}
+
+/// The cavities of the nodes of `path` (a root-to-node path), in its order, written to `out`:
+/// the stored ones when fresh, else recomputed top-down from the likelihoods from below of
+/// the path's siblings — the same messages a full downward pass gives, in O(depth).
+pub fn path_cavities(
+    tree: &MondrianTree,
+    post: &TreePosterior,
+    prior: &GaussianPrior,
+    path: &[u32],
+    out: &mut Vec<Gaussian>,
+) {
+    out.clear();
+    if post.cavities_fresh {
+        out.extend(path.iter().map(|&j| post.messages[j as usize].cavity));
+        return;
+    }
+    let mut above = Gaussian {
+        mean: prior.mean,
+        var: 0.0,
+    };
+    let mut parent = NONE;
+    for &j in path {
+        if parent != NONE {
+            let cut = &tree.nodes[parent as usize];
+            let sibling = if cut.left == j { cut.right } else { cut.left };
+            above = above
+                .widen(post.increments[parent as usize])
+                .times(post.upward(sibling));
+        }
+        out.push(above);
+        parent = j;
+    }
 }
 
 /// The nodes of a tree parents first: its ids `0..n` when they are a pre-order, else an
@@ -214,7 +268,6 @@ impl NodeOrder {
 /// unset), with the increments φ_j it used and the order it walked.
 pub(super) struct Upward {
     pub messages: TreePosterior,
-    pub increments: Vec<f64>,
     pub order: NodeOrder,
 }
 
@@ -229,25 +282,16 @@ pub(super) fn upward_pass(
     messages.resize(n);
     if tree.root == NONE {
         let order = NodeOrder::Explicit(Vec::new());
-        return Upward {
-            messages,
-            increments: Vec::new(),
-            order,
-        };
+        return Upward { messages, order };
     }
     // Each φ_j once (each is read three times, and costs three exponentials).
-    let increments: Vec<f64> = (0..n as u32)
-        .map(|j| increment_of(tree, prior, j))
-        .collect();
-    let phi = |j: u32| increments[j as usize];
+    for (j, phi) in messages.increments.iter_mut().enumerate() {
+        *phi = increment_of(tree, prior, j as u32);
+    }
     let order = explicit_preorder(tree).map_or(NodeOrder::Ids(n as u32), NodeOrder::Explicit);
     let noise = prior.noise_variance;
-    order.children_first(|j| messages.update_from_below(tree, leaves, noise, &phi, j));
-    Upward {
-        messages,
-        increments,
-        order,
-    }
+    order.children_first(|j| messages.update_from_below(tree, leaves, noise, j));
+    Upward { messages, order }
 }
 
 /// A pre-order of `tree`'s nodes, or `None` when its ids already are one. Batch-grown trees
@@ -260,49 +304,51 @@ fn explicit_preorder(tree: &MondrianTree) -> Option<Vec<u32>> {
     (!ids_are_preorder).then(|| tree.preorder())
 }
 
-/// The fast online update (AISTATS 2016, §5.3: O(depth) per new point): after the leaves
-/// `changed` received points (or were created), recomputes the likelihood from below of
-/// every node on their paths to the root — exact, since no other subtree's data changed —
-/// and then, top-down along the same paths, their cavities and posteriors. Nodes off these
-/// paths keep the messages from above of the last full pass (that is the approximation: their
-/// ancestors' posteriors moved a little). Returns false, doing nothing, when the paths hold
-/// more nodes than the tree (a full pass is then cheaper).
-pub fn update_paths(
+/// The online update of one tree's posterior (AISTATS 2016, §5.3: O(depth) per new point):
+/// after the leaves `changed` received points (or were created), recomputes the likelihood
+/// from below of every node on their paths to the root — exact, since no other subtree's
+/// data changed — and marks the cavities stale (the path's new messages reach every node's
+/// cavity: [`path_cavities`] recomputes those a prediction needs). When the paths hold more
+/// nodes than the tree, the whole upward pass is cheaper and runs instead.
+pub fn update_likelihoods(
     tree: &MondrianTree,
     leaves: &LeafStats,
     prior: &GaussianPrior,
     changed: &[u32],
     out: &mut TreePosterior,
     path_buffer: &mut Vec<u32>,
-) -> bool {
+) {
     let n = tree.n_nodes();
+    out.resize(n);
+    out.cavities_fresh = false;
     path_buffer.clear();
-    // All paths, each listed leaf first, separated by NONE.
+    // All paths, each listed leaf first: a node's last recomputation comes after every
+    // changed descendant's (they share that last path and sit below it).
     for &leaf in changed {
         let mut j = leaf;
         while j != NONE {
             path_buffer.push(j);
             if path_buffer.len() > n {
-                return false;
+                *out = upward_pass(tree, leaves, prior).messages;
+                return;
             }
             j = tree.parent[j as usize];
         }
-        path_buffer.push(NONE);
     }
-    out.resize(n);
-    // Each path bottom-up in turn: a node's last recomputation comes after every changed
-    // descendant's (they share that last path and sit below it).
-    let phi = |j: u32| increment_of(tree, prior, j);
-    for &j in path_buffer.iter().filter(|&&j| j != NONE) {
-        out.update_from_below(tree, leaves, prior.noise_variance, &phi, j);
-    }
-    // Then each path top-down: parents first, siblings' likelihoods already final.
-    for path in path_buffer.split(|&j| j == NONE) {
-        for &j in path.iter().rev() {
-            out.update_from_above(tree, prior.mean, &phi, j);
+    // φ of the path's nodes and of their children (a node inserted above a child changed
+    // its parent's birth time) before any likelihood reads them.
+    for &j in path_buffer.iter() {
+        out.increments[j as usize] = increment_of(tree, prior, j);
+        let cut = &tree.nodes[j as usize];
+        if cut.dim != NONE {
+            for child in [cut.left, cut.right] {
+                out.increments[child as usize] = increment_of(tree, prior, child);
+            }
         }
     }
-    true
+    for &j in path_buffer.iter() {
+        out.update_from_below(tree, leaves, prior.noise_variance, j);
+    }
 }
 
 #[cfg(test)]

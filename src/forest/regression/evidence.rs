@@ -56,14 +56,9 @@ pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &Gaussia
     if tree.root == NONE {
         return 0.0;
     }
-    let Upward {
-        messages,
-        increments,
-        order,
-    } = upward_pass(tree, stats, prior);
+    let Upward { messages, order } = upward_pass(tree, stats, prior);
     let noise = prior.noise_variance;
     let log_two_pi_noise = (2.0 * PI * noise).ln();
-    let phi = |j: u32| increments[j as usize];
     let mut total = 0.0;
     order.parents_first(|j| {
         let node = &tree.nodes[j as usize];
@@ -73,14 +68,11 @@ pub fn tree_log_evidence(tree: &MondrianTree, stats: &LeafStats, prior: &Gaussia
                 - 0.5 * count.ln()
                 - stats.centred_squares[j as usize] / (2.0 * noise)
         } else {
-            let (left, right) = (
-                messages.upward(&phi, node.left),
-                messages.upward(&phi, node.right),
-            );
+            let (left, right) = (messages.upward(node.left), messages.upward(node.right));
             right.widen(left.var).log_pdf(left.mean)
         };
     });
-    total + messages.upward(&phi, tree.root).log_pdf(prior.mean)
+    total + messages.upward(tree.root).log_pdf(prior.mean)
 }
 
 /// Folds into `out[i]`, for every training point i in the tree's leaves, the log density of

@@ -5,8 +5,8 @@
 //! targets ([`crate::mondrian::guided`]) with variance reduction ([`variance`]).
 //!
 //! Leaves keep Σy ([`leaf_stats`]); after an online step only the leaves whose points changed
-//! are summed again. The posterior then follows the [`PosteriorMode`]: recomputed exactly
-//! (lazily, at the next prediction) or updated along the new points' paths.
+//! are summed again, and the posterior's likelihoods updated along the new points' paths
+//! ([`online`]); predictions then recompute the cavities they need along their own paths.
 
 pub mod belief;
 pub mod evidence;
@@ -26,17 +26,22 @@ use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PureMondrian;
 use crate::points::Points;
-use belief::{tree_posterior, Gaussian, TreePosterior};
+use belief::{refresh_cavities, tree_posterior, Gaussian, TreePosterior};
 pub use evidence::PriorCriterion;
 use leaf_stats::LeafStats;
 use mixture::LogDensityFold;
 use ndarray::ArrayView1;
-pub use online::PosteriorMode;
+pub use online::{PosteriorMode, PRIOR_GROWTH};
 use prior::{heuristic_prior, GaussianPrior, NoiseVariance, PriorOverrides, TargetStats};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::Deserialize;
 use variance::TargetVariance;
+
+/// Path nodes a prediction's cavities cost, in units of one node of a full downward pass
+/// (two prior increments and a product per path node against one of each per node, over a
+/// path of a few dozen nodes).
+const PATH_CAVITY_COST: usize = 64;
 
 /// The regression trees' split policy: Mondrian cuts, guided by variance reduction when
 /// `guidance` asks for candidates (never pausing for the model).
@@ -89,11 +94,13 @@ pub struct ForestRegressor {
     pub mode: PosteriorMode,
     /// Candidate cuts per split (T dimensions × Q locations; 1 × 1: label-blind).
     pub guidance: Guidance,
-    /// The prior in use (`None` while the posterior is stale).
+    /// The prior in use (`None` until it is chosen, again when the rows have grown enough
+    /// since it was: [`online::PRIOR_GROWTH`]).
     prior: Option<GaussianPrior>,
+    /// Per tree, the messages under `prior` (none after loading, until the first prediction).
     posteriors: Vec<TreePosterior>,
-    /// Number of points at the last full posterior pass.
-    rows_at_full_pass: usize,
+    /// Number of rows when the prior in use was chosen.
+    rows_at_prior_choice: usize,
 }
 
 impl ForestRegressor {
@@ -110,7 +117,7 @@ impl ForestRegressor {
             guidance: Guidance::NONE,
             prior: None,
             posteriors: Vec::new(),
-            rows_at_full_pass: 0,
+            rows_at_prior_choice: 0,
         }
     }
 
@@ -143,18 +150,60 @@ impl ForestRegressor {
         self.refresh_posterior(pool)
     }
 
-    /// Whether the posterior matches the data (false after `partial_fit` in exact mode until
-    /// `ensure_posterior`).
+    /// Whether predictions may read the posterior now (false until the prior is chosen again
+    /// after the rows grew, and after loading, until `ensure_posterior`).
     pub fn posterior_is_fresh(&self) -> bool {
-        self.prior.is_some()
+        self.prior.is_some() && self.posteriors.len() == self.forest.trees.len()
     }
 
-    /// Recomputes the prior and the exact posterior of every tree if an update made them stale.
+    /// Whether a prediction of `n_rows` rows should first make every cavity fresh
+    /// ([`Self::ensure_cavities`]): when recomputing them along the rows' paths would cost
+    /// more than one downward pass over the trees.
+    pub fn cavities_worth_refreshing(&self, n_rows: usize) -> bool {
+        let stale = self.posteriors.iter().filter(|p| !p.cavities_fresh).count();
+        stale > 0 && n_rows.saturating_mul(PATH_CAVITY_COST) >= self.forest.mean_tree_nodes()
+    }
+
+    /// Chooses the prior if it is due (the heuristic, with the caller's overrides) and
+    /// computes the posterior of every tree it is missing for.
     pub fn ensure_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
-        if self.prior.is_none() {
-            self.refresh_posterior(pool)?;
+        match self.prior {
+            None => self.refresh_posterior(pool),
+            Some(prior) if self.posteriors.len() != self.forest.trees.len() => {
+                self.posteriors = self.tree_posteriors(&prior, pool);
+                Ok(())
+            }
+            Some(_) => Ok(()),
         }
+    }
+
+    /// [`Self::ensure_posterior`], then a downward pass over every tree whose cavities an
+    /// online update left stale.
+    pub fn ensure_cavities(&mut self, pool: &ThreadPool) -> Result<()> {
+        self.ensure_posterior(pool)?;
+        let prior = self.prior()?;
+        let trees = &self.forest.trees;
+        pool.install(|| {
+            (self.posteriors.par_iter_mut().zip(trees.par_iter()))
+                .filter(|(post, _)| !post.cavities_fresh)
+                .for_each(|(post, tree)| refresh_cavities(tree, &prior, post))
+        });
         Ok(())
+    }
+
+    /// The (weighted) population variance and the total weight of the targets seen.
+    pub fn target_moments(&self) -> (f64, f64) {
+        (self.target_stats.variance(), self.target_stats.weight)
+    }
+
+    /// The caller's fixed hyper-parameters (`None`: chosen by the heuristic) replace those in
+    /// use, and the prior is chosen again from them.
+    pub fn reset_prior(&mut self, overrides: PriorOverrides, pool: &ThreadPool) -> Result<()> {
+        if !overrides.is_valid() {
+            return Err(Error::InvalidInput("invalid fixed hyper-parameters".into()));
+        }
+        self.overrides = overrides;
+        self.refresh_posterior(pool)
     }
 
     /// The prior in use (an error while the posterior is stale: see `ensure_posterior`).
@@ -166,7 +215,12 @@ impl ForestRegressor {
 
     /// p(μ_j | data) for every node j of tree `index`.
     pub fn node_posteriors(&self, index: usize) -> Result<Vec<Gaussian>> {
-        let prior = self.prior()?;
+        self.prior()?;
+        if self.posteriors.iter().any(|p| !p.cavities_fresh) {
+            return Err(Error::InvalidInput(
+                "the cavities are stale after an online update: call ensure_cavities".into(),
+            ));
+        }
         let (Some(tree), Some(post)) = (self.forest.trees.get(index), self.posteriors.get(index))
         else {
             return Err(Error::InvalidInput(format!(
@@ -175,7 +229,7 @@ impl ForestRegressor {
             )));
         };
         Ok((0..tree.n_nodes() as u32)
-            .map(|j| post.posterior(tree, &prior, j))
+            .map(|j| post.posterior(j))
             .collect())
     }
 
@@ -253,17 +307,22 @@ impl ForestRegressor {
             &self.overrides,
             |var| self.within_leaf_variance(var),
         )?;
+        self.posteriors = self.tree_posteriors(&prior, pool);
+        self.prior = Some(prior);
+        self.rows_at_prior_choice = self.forest.n_rows();
+        Ok(())
+    }
+
+    /// Every tree's posterior under `prior`.
+    fn tree_posteriors(&self, prior: &GaussianPrior, pool: &ThreadPool) -> Vec<TreePosterior> {
         let (trees, stats) = (&self.forest.trees, &self.leaf_stats);
-        self.posteriors = pool.install(|| {
+        pool.install(|| {
             trees
                 .par_iter()
                 .zip(stats.par_iter())
-                .map(|(tree, stats)| tree_posterior(tree, stats, &prior))
+                .map(|(tree, stats)| tree_posterior(tree, stats, prior))
                 .collect()
-        });
-        self.prior = Some(prior);
-        self.rows_at_full_pass = self.forest.n_rows();
-        Ok(())
+        })
     }
 
     /// Checks a deserialised model.
@@ -281,8 +340,9 @@ impl ForestRegressor {
                 GaussianPrior::new(p.mean, p.gamma1, p.gamma2, p.noise_variance).is_ok()
             })
             && self.leaf_stats.len() == self.forest.trees.len()
-            && (self.prior.is_none()
-                || (self.posteriors.len() == self.forest.trees.len()
+            && (self.posteriors.is_empty()
+                || (self.prior.is_some()
+                    && self.posteriors.len() == self.forest.trees.len()
                     && (self.posteriors.iter().enumerate())
                         .all(|(t, p)| p.messages.len() == n_nodes(t))))
             && (self.leaf_stats.iter().enumerate()).all(|(t, v)| {

@@ -14,7 +14,7 @@
 //! which keeps the variance near σ_y² far from the data.) At the leaf, the remaining weight
 //! gets the leaf's posterior plus σ_y².
 
-use super::belief::{Gaussian, TreePosterior};
+use super::belief::{path_cavities, Gaussian, TreePosterior};
 use super::mixture::{mixture_quantile, Component, LogDensityFold, MomentsFold};
 use super::prior::GaussianPrior;
 use super::ForestRegressor;
@@ -28,32 +28,27 @@ use ndarray::{Array1, Array2, ArrayView1};
 use rayon::ThreadPool;
 
 /// Appends the components of `tree`'s predictive at a point already routed (`route` or
-/// `route_group`) to `out`; their weights sum to 1.
+/// `route_group`) to `out`; their weights sum to 1. `cavities` holds the cavities of the
+/// path's nodes, in its order ([`path_cavities`]).
 pub fn tree_components(
     tree: &MondrianTree,
     post: &TreePosterior,
     prior: &GaussianPrior,
     lifetime: f64,
     scratch: &RouteScratch,
+    cavities: &[Gaussian],
     out: &mut Vec<Component>,
 ) {
-    let RouteScratch { path, eta } = scratch;
-    // Touch the messages of every node the mixture will read (those the point lies outside
-    // of, and the leaf) in one loop of independent loads, so their cache misses overlap
-    // instead of waiting behind each component's transcendental functions.
-    let first_outside = eta.iter().position(|&e| e > 0.0).unwrap_or(path.len());
-    let touched: f64 = path[first_outside.min(path.len().saturating_sub(1))..]
-        .iter()
-        .map(|&j| post.messages[j as usize].cavity.var)
-        .sum();
-    std::hint::black_box(touched);
+    let path = &scratch.path;
+    let mut at = 0;
     let (leaf, keep) = branch_off_walk(tree, scratch, |event| {
+        // Events come in path order.
+        while path[at] != event.node {
+            at += 1;
+        }
         let t_split = event.expected_split_time();
-        let messages = &post.messages[event.node as usize];
-        let above = messages
-            .cavity
-            .widen(prior.increment(event.t_parent, t_split));
-        let below = messages
+        let above = cavities[at].widen(prior.increment(event.t_parent, t_split));
+        let below = post.messages[event.node as usize]
             .from_below
             .widen(prior.increment(t_split, event.tau));
         let Gaussian { mean, var } = above.times(below);
@@ -64,7 +59,13 @@ pub fn tree_components(
         });
     });
     if keep > 0.0 {
-        let Gaussian { mean, var } = post.posterior(tree, prior, leaf);
+        let cavity = cavities.last().copied().unwrap_or(Gaussian {
+            mean: prior.mean,
+            var: 0.0,
+        });
+        let Gaussian { mean, var } = cavity
+            .widen(post.increments[leaf as usize])
+            .times(post.messages[leaf as usize].from_below);
         out.push(Component {
             weight: keep,
             mean,
@@ -192,7 +193,7 @@ impl ForestRegressor {
         let lifetime = self.forest.params.lifetime;
         self.forest
             .for_each_query_block(x, pool, out, 1, |first, out, rows| {
-                let mut comps = Vec::new();
+                let (mut comps, mut cavities) = (Vec::new(), Vec::new());
                 let mut scratches = vec![RouteScratch::default(); GROUP];
                 let mut acc: Vec<A> = out.iter().map(&start).collect();
                 for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
@@ -201,7 +202,10 @@ impl ForestRegressor {
                         route_group(tree, group, d, &mut scratches);
                         for (k, (a, scratch)) in accs.iter_mut().zip(&scratches).enumerate() {
                             comps.clear();
-                            tree_components(tree, post, &prior, lifetime, scratch, &mut comps);
+                            path_cavities(tree, post, &prior, &scratch.path, &mut cavities);
+                            tree_components(
+                                tree, post, &prior, lifetime, scratch, &cavities, &mut comps,
+                            );
                             for c in &comps {
                                 fold(a, c, first + g * GROUP + k);
                             }
@@ -283,8 +287,11 @@ mod tests {
                     let point = row.to_vec();
                     let mut scratch = RouteScratch::default();
                     route(tree, &point, f64::INFINITY, &mut scratch);
-                    let mut comps = Vec::new();
-                    tree_components(tree, &post, &prior, lifetime, &scratch, &mut comps);
+                    let (mut comps, mut cavities) = (Vec::new(), Vec::new());
+                    path_cavities(tree, &post, &prior, &scratch.path, &mut cavities);
+                    tree_components(
+                        tree, &post, &prior, lifetime, &scratch, &cavities, &mut comps,
+                    );
                     let total: f64 = comps.iter().map(|c| c.weight).sum();
                     assert!((total - 1.0).abs() < 1e-12, "weights sum to {total}");
                     assert!(comps.iter().all(|c| c.var > 0.0 && c.mean.is_finite()));

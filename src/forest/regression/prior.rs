@@ -82,6 +82,10 @@ impl GaussianPrior {
 /// γ₂ = D / (GAMMA2_DIVISOR · log₂ N): the authors' code's default (the paper's text says 20).
 pub const GAMMA2_DIVISOR: f64 = 2.0;
 
+/// Below this many rows, targets that are all equal are taken as the first rows of a stream
+/// rather than as constant targets (see [`heuristic_prior`]).
+pub const FEW_ROWS: u64 = 10;
+
 /// How σ_y² is chosen.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub enum NoiseVariance {
@@ -195,11 +199,17 @@ pub fn heuristic_prior(
 ) -> Result<GaussianPrior> {
     let n = stats.weight;
     let mean = stats.mean;
-    // Constant targets: a variance tiny against the targets' scale keeps the prior proper.
-    let var = stats
-        .variance()
-        .max(1e-12 * mean.abs().max(1.0).powi(2))
-        .min(f64::MAX);
+    // A stream's first rows, all with one target (one row, say), have no spread to measure:
+    // the targets' own scale stands in, so the first predictions have a usable variance.
+    // Constant targets beyond them: a variance tiny against their scale keeps the prior
+    // proper.
+    let spread = stats.variance();
+    let var = if spread <= 0.0 && stats.count < FEW_ROWS {
+        mean.powi(2).max(1.0)
+    } else {
+        spread.max(1e-12 * mean.abs().max(1.0).powi(2))
+    }
+    .min(f64::MAX);
     let k = (2.0 * n).min(500.0);
     let d = n_features as f64;
     GaussianPrior::new(

@@ -1,7 +1,6 @@
 //! The stored form of a regression forest: what cannot be recomputed exactly. The leaf
-//! statistics follow from the targets and the trees' leaves; the posterior messages, when they
-//! are exact (not after a "fast" online update), from one belief-propagation pass, which the
-//! first prediction after loading runs (a stale posterior is recomputed before use anyway).
+//! statistics follow from the targets and the trees' leaves; the posterior messages from the
+//! prior in use by one belief-propagation pass, which the first prediction after loading runs.
 //! Together 192 of 348 MB for 10 fully grown trees on 200,000 points.
 
 use super::leaf_stats::{refresh_nodes, LeafStats};
@@ -24,7 +23,7 @@ struct StoredRef<'a> {
     guidance: &'a Guidance,
     prior: Option<&'a GaussianPrior>,
     posteriors: &'a [TreePosterior],
-    rows_at_full_pass: usize,
+    rows_at_prior_choice: usize,
 }
 
 /// The fields read back, in the same order.
@@ -38,14 +37,14 @@ pub(super) struct StoredRegressor {
     mode: PosteriorMode,
     guidance: Guidance,
     prior: Option<GaussianPrior>,
+    /// Read to keep the format (always empty when written now), then dropped.
+    #[allow(dead_code)]
     posteriors: Vec<TreePosterior>,
-    rows_at_full_pass: usize,
+    rows_at_prior_choice: usize,
 }
 
 impl Serialize for ForestRegressor {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Messages a "fast" update left partly stale cannot be recomputed: keep those only.
-        let keep = self.prior.is_some() && self.rows_at_full_pass != self.forest.n_rows();
         StoredRef {
             forest: &self.forest,
             y: &self.y,
@@ -54,9 +53,9 @@ impl Serialize for ForestRegressor {
             overrides: &self.overrides,
             mode: &self.mode,
             guidance: &self.guidance,
-            prior: if keep { self.prior.as_ref() } else { None },
-            posteriors: if keep { &self.posteriors } else { &[] },
-            rows_at_full_pass: self.rows_at_full_pass,
+            prior: self.prior.as_ref(),
+            posteriors: &[],
+            rows_at_prior_choice: self.rows_at_prior_choice,
         }
         .serialize(serializer)
     }
@@ -92,8 +91,10 @@ impl From<StoredRegressor> for ForestRegressor {
             mode: s.mode,
             guidance: s.guidance,
             prior: s.prior,
-            posteriors: s.posteriors,
-            rows_at_full_pass: s.rows_at_full_pass,
+            // Recomputed from the prior by the first prediction (older versions stored
+            // messages whose cavities an approximate online update had left stale).
+            posteriors: Vec::new(),
+            rows_at_prior_choice: s.rows_at_prior_choice,
         }
     }
 }
