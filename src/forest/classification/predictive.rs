@@ -5,10 +5,10 @@
 //!
 //! Node posterior means are computed once for all nodes after a fit and read here; after
 //! online updates they are computed along each prediction's path ([`path_means`], the same
-//! operations); the smoothing counts of a node above which the
-//! point branches off are computed when needed. The block born above path node j uses j's smoothing counts, j's prior mean (its parent's posterior
-//! mean) as base, and the expected discount over its birth time, as the authors' code does,
-//! with one difference: its tables are the expected number for that discount
+//! operations); the smoothing counts of a node above which the point branches off are
+//! computed when needed. The block born above path node j uses j's smoothing counts, j's
+//! prior mean (its parent's posterior mean) as base, and the expected discount over its birth
+//! time, as the authors' code does, with one difference: its tables are the expected number for that discount
 //! ([`branch_off_mean`]) instead of one per class. Far from the data the point branches off
 //! above the root with an expected discount near 1, and the prediction falls back smoothly
 //! to the uniform prior; with one table per class it would stop at `(c_root − t + T/K) / C`
@@ -79,7 +79,10 @@ impl ForestClassifier {
                                     along.extend_from_slice(&means[j * k..(j + 1) * k]);
                                 }
                             } else {
-                                path_means(tree, counts, k, (rate, floor), path, &mut along);
+                                let rates = (rate, floor);
+                                path_means(
+                                    tree, counts, k, rates, path, &uniform, &mut c, &mut along,
+                                );
                             }
                             // Node i of the path has mean along[i k..(i + 1) k].
                             let mean = |i: usize| &along[i * k..(i + 1) * k];

@@ -109,29 +109,31 @@ pub fn node_means(tree: &MondrianTree, counts: &[f64], k: usize, rates: (f64, f6
 
 /// The posterior means of the nodes of `path` (a root-to-node path), in its order, written to
 /// `out` (len(path) × K): the operations of [`node_means`] for those nodes alone, O(depth · K).
+/// `uniform` is the root's base (K values 1/K); `c` a buffer of K values.
+#[allow(clippy::too_many_arguments)]
 pub fn path_means(
     tree: &MondrianTree,
     counts: &[f64],
     k: usize,
     rates: (f64, f64),
     path: &[u32],
+    uniform: &[f64],
+    c: &mut [f64],
     out: &mut Vec<f64>,
 ) {
     let (rate, floor) = rates;
     out.clear();
     out.resize(path.len() * k, 0.0);
-    let uniform = vec![1.0 / k as f64; k];
-    let mut c = vec![0.0; k];
     for (i, &j) in path.iter().enumerate() {
-        ikn_counts(tree, counts, k, j, &mut c);
+        ikn_counts(tree, counts, k, j, c);
         let (done, rest) = out.split_at_mut(i * k);
         let base = if i == 0 {
-            &uniform[..]
+            uniform
         } else {
             &done[(i - 1) * k..]
         };
         let d = discount(rate, tree.max_split_cost(j)).max(floor);
-        posterior_mean(&c, d, base, &mut rest[..k]);
+        posterior_mean(c, d, base, &mut rest[..k]);
     }
 }
 

@@ -319,6 +319,7 @@ pub fn update_likelihoods(
     path_buffer: &mut Vec<u32>,
 ) {
     let n = tree.n_nodes();
+    let known = out.messages.len();
     out.resize(n);
     out.cavities_fresh = false;
     path_buffer.clear();
@@ -335,14 +336,27 @@ pub fn update_likelihoods(
             j = tree.parent[j as usize];
         }
     }
-    // φ of the path's nodes and of their children (a node inserted above a child changed
-    // its parent's birth time) before any likelihood reads them.
-    for &j in path_buffer.iter() {
-        out.increments[j as usize] = increment_of(tree, prior, j);
+    // φ_j changes only with τ_j or τ_parent(j): for nodes created by the update (ids from
+    // `known` on), nodes given a new parent (one inserted above them), and leaves that split
+    // (both children new; τ was the lifetime). All of them are on the paths or children of
+    // path nodes; the others keep their φ (three exponentials each saved).
+    let is_new = |j: u32| j != NONE && j as usize >= known;
+    let moved = |j: u32| {
         let cut = &tree.nodes[j as usize];
-        if cut.dim != NONE {
-            for child in [cut.left, cut.right] {
-                out.increments[child as usize] = increment_of(tree, prior, child);
+        is_new(j)
+            || is_new(tree.parent[j as usize])
+            || (cut.dim != NONE && is_new(cut.left) && is_new(cut.right))
+    };
+    for &j in path_buffer.iter() {
+        let cut = tree.nodes[j as usize];
+        let children = if cut.dim == NONE {
+            [NONE, NONE]
+        } else {
+            [cut.left, cut.right]
+        };
+        for node in [j].into_iter().chain(children).filter(|&c| c != NONE) {
+            if moved(node) {
+                out.increments[node as usize] = increment_of(tree, prior, node);
             }
         }
     }

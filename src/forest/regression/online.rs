@@ -142,23 +142,28 @@ mod tests {
     /// same trees, inside and outside the data, and no update or prediction ran a full pass.
     #[test]
     fn incremental_posterior_is_the_from_scratch_one() {
-        let (x, y) = regression_data(700, 3, 3);
+        let (x, y) = regression_data(1000, 3, 3);
         let p = pool(2).expect("pool");
         let mut model = regressor(fixed());
-        let (x0, y0) = (x.slice(s![..400, ..]), y.slice(s![..400]));
+        // 520 rows: the prior is not due again (at 1,040) within the stream.
+        let (x0, y0) = (x.slice(s![..520, ..]), y.slice(s![..520]));
         let stop = Interrupt::default();
         let how = growing(4, &p, &stop);
         model.fit(&x0, &y0, None, &how, |_| Ok(())).expect("fit");
         let probes = uniform_array(60, 3, 9).mapv(|v| 1.6 * v - 0.3);
-        for i in 400..700 {
-            let (xi, yi) = (x.slice(s![i..i + 1, ..]), y.slice(s![i..i + 1]));
+        // One row at a time, then chunks of 37 (several rows reaching one leaf, parents
+        // inserted above both children of a node).
+        let starts = (520..700).chain((700..1000).step_by(37));
+        for i in starts {
+            let end = if i < 700 { i + 1 } else { (i + 37).min(1000) };
+            let (xi, yi) = (x.slice(s![i..end, ..]), y.slice(s![i..end]));
             model.partial_fit(&xi, &yi, None, &p).expect("update");
             assert!(
                 model.posterior_is_fresh(),
                 "no pass is needed before predicting"
             );
             assert!(!model.cavities_worth_refreshing(1));
-            if i % 50 != 0 {
+            if i % 50 != 0 && i < 700 {
                 continue;
             }
             let prior = model.prior().expect("prior");
