@@ -32,10 +32,17 @@ RELATIVE_BOUNDS = {"gamma1": (1e-6, 1e6), "gamma2": (1e-4, 1e4), "noise_variance
 
 
 def select_prior(
-    model: Any, rule: str, free: list[str], y_variance: float, n_jobs: int, n_rows: float
+    model: Any,
+    rule: str,
+    free: list[str],
+    y_variance: float,
+    n_jobs: int,
+    n_rows: float,
+    initial: dict[str, float] | None = None,
 ) -> dict[str, float]:
     """Maximise ``rule``'s criterion over the hyper-parameters ``free``, starting from the
-    prior the model holds (the heuristic's values, and the caller's where fixed).
+    prior the model holds (the heuristic's values, and the caller's where fixed) or from
+    ``initial``.
 
     Parameters
     ----------
@@ -57,6 +64,11 @@ def select_prior(
     n_rows : float
         Σ of the training rows' weights, their number when unweighted (to normalise the
         criterion).
+    initial : dict or None, default=None
+        Where the search starts (the values of ``free`` chosen before, when a stream chooses
+        the prior again: the optimum moves little as rows arrive, and the search from there
+        takes a fraction of the evaluations); None: the model's prior. The search box is
+        placed by the model's prior either way.
 
     Returns
     -------
@@ -91,7 +103,8 @@ def select_prior(
     # a hundredth of the prior scale so the simplex is not stuck in a spike of the likelihood.
     if "noise_variance" in free:
         start["noise_variance"] = max(start["noise_variance"], start["gamma1"] / 200)
-    theta0 = np.clip(np.log([start[name] for name in free]), *np.transpose(bounds))
+    origin = start if initial is None else {**start, **initial}
+    theta0 = np.clip(np.log([origin[name] for name in free]), *np.transpose(bounds))
     # L-BFGS-B on finite differences: the criteria are smooth in log space, and it needed 80
     # evaluations where Nelder–Mead needed 133 for the same optimum (Friedman #1, N = 50,000).
     result = minimize(

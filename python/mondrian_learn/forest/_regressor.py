@@ -254,9 +254,10 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         if self.hyperparameters == "heuristic" or not self._free_hyperparameters():
             return  # the core applies the heuristic itself when the rows have doubled
         n_jobs = self._threads()
+        before = self.model_.prior(n_jobs)
         self.model_.reset_prior(n_jobs, **self._fixed_prior())
         variance, total = self.model_.target_moments()
-        self._select_prior(self.model_, variance, total, n_jobs)
+        self._select_prior(self.model_, variance, total, n_jobs, initial=before)
 
     def _free_hyperparameters(self) -> list[str]:
         return [name for name in FREE if getattr(self, name) is None]
@@ -268,16 +269,24 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         self._select_prior(model, variance, total, n_jobs)
 
     def _select_prior(
-        self, model: Any, variance: float, total: float, n_jobs: int
+        self,
+        model: Any,
+        variance: float,
+        total: float,
+        n_jobs: int,
+        initial: dict[str, float] | None = None,
     ) -> dict[str, float] | None:
         """Choose the free hyper-parameters by ``hyperparameters`` on the fitted ``model``
-        (targets of (weighted) variance ``variance`` and total weight ``total``) and fix them
-        in it; the chosen prior, or None when nothing is chosen (the heuristic, or all fixed).
+        (targets of (weighted) variance ``variance`` and total weight ``total``), the search
+        starting from ``initial`` when given, and fix them in it; the chosen prior, or None
+        when nothing is chosen (the heuristic, or all fixed).
         """
         free = self._free_hyperparameters()
         if self.hyperparameters == "heuristic" or not free or total < MIN_CRITERION_ROWS:
             return None
-        prior = select_prior(model, self.hyperparameters, free, variance, n_jobs, total)
+        prior = select_prior(
+            model, self.hyperparameters, free, variance, n_jobs, total, initial=initial
+        )
         model.fix_prior(
             prior["mean"], prior["gamma1"], prior["gamma2"], prior["noise_variance"], n_jobs
         )
