@@ -118,8 +118,58 @@ class _FeatureRows:
             means = np.broadcast_to(self._means(), rows.shape)
         return np.ascontiguousarray(np.where(missing, means, rows)), missing
 
+    #: The scikit-learn forest this estimator wraps.
+    _forest_class: Any
+
+    def _new_forest(self) -> Any:
+        """The wrapped forest, with this estimator's parameters."""
+        return self._forest_class(
+            n_estimators=self.n_estimators,  # type: ignore[attr-defined]
+            lifetime=self.lifetime,  # type: ignore[attr-defined]
+            min_samples_split=self.min_samples_split,  # type: ignore[attr-defined]
+            random_state=self.seed,  # type: ignore[attr-defined]
+            candidate_dimensions=self.candidate_dimensions,  # type: ignore[attr-defined]
+            candidate_locations=self.candidate_locations,  # type: ignore[attr-defined]
+        )
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
+        yield {"n_estimators": 3}
+        yield {"n_estimators": 3, "candidate_dimensions": 1, "candidate_locations": 1}
+
+    def _unit_test_skips(self) -> set[str]:
+        # learn_many extends the trees by the batch at once, which is not the random draw
+        # learn_one makes row by row (river's linear models skip this check likewise).
+        return {"check_learn_many_matches_learn_one"}
+
     def _update(self, rows: np.ndarray, targets: list[Any]) -> None:
         raise NotImplementedError
+
+    def learn_one(self, x: dict, y: Any) -> None:
+        """Learn one row: extend the trees by the conditional Mondrian and update the leaves
+        on its paths (see the class notes for new classes).
+
+        Parameters
+        ----------
+        x : dict
+            Features by name.
+        y : float or hashable
+            The target (regression) or label of any hashable type (classification).
+        """
+        self._learn(x, lambda: self._row(x), [y])
+
+    def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
+        """Learn a batch of rows at once (one extension of the trees by all of them).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            Features by column name.
+        y : pandas.Series
+            The targets or labels.
+        """
+        if len(X):
+            self._learn(X.columns, lambda: self._frame_rows(X, learn=True), list(y))
 
     def _learn(
         self,
@@ -202,6 +252,7 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
     """
 
     __doc__ = (__doc__ or "").replace("{STREAM_NOTES}", _STREAM_NOTES)
+    _forest_class = mondrian_learn.MondrianForestRegressor
 
     def __init__(
         self,
@@ -222,26 +273,6 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
         self._forest: mondrian_learn.MondrianForestRegressor | None = None
         self._reset_features()
 
-    @classmethod
-    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
-        yield {"n_estimators": 3}
-        yield {"n_estimators": 3, "candidate_dimensions": 1, "candidate_locations": 1}
-
-    def _unit_test_skips(self) -> set[str]:
-        # learn_many extends the trees by the batch at once, which is not the random draw
-        # learn_one makes row by row (river's linear models skip this check likewise).
-        return {"check_learn_many_matches_learn_one"}
-
-    def _new_forest(self) -> mondrian_learn.MondrianForestRegressor:
-        return mondrian_learn.MondrianForestRegressor(
-            n_estimators=self.n_estimators,
-            lifetime=self.lifetime,
-            min_samples_split=self.min_samples_split,
-            random_state=self.seed,
-            candidate_dimensions=self.candidate_dimensions,
-            candidate_locations=self.candidate_locations,
-        )
-
     def _update(self, rows: np.ndarray, targets: list[Any]) -> None:
         y = np.array(targets, dtype=np.float64)
         if self._forest is None:
@@ -251,35 +282,8 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
         else:
             self._forest.partial_fit(rows, y)
 
-    def learn_one(self, x: dict, y: float) -> None:
-        """Extend the trees by one row and update the leaves on its paths.
-
-        Parameters
-        ----------
-        x : dict
-            Features by name.
-        y : float
-            The target.
-        """
-        self._learn(x, lambda: self._row(x), [y])
-
-    def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
-        """Extend the trees by a batch of rows at once.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            Features by column name.
-        y : pandas.Series
-            The targets.
-        """
-        if len(X):
-            self._learn(X.columns, lambda: self._frame_rows(X, learn=True), list(y))
-
     def _predictive(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # The checked rows go to the fitted core forest directly (scikit-learn's input checks
-        # would cost ten times the prediction of one row).
-        return self._forest.model_.predict(rows, 1)  # type: ignore[union-attr]
+        return self._forest.predict(rows, return_std=True)  # type: ignore[union-attr]
 
     def predict_one(self, x: dict) -> float:
         """Mean of the forest's predictive mixture (AISTATS 2016, eq. 4–5).
@@ -314,8 +318,8 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
         """
         if self._forest is None:
             return math.inf
-        _, var = self._predictive(self._row(x)[0])
-        return float(np.sqrt(var[0]))
+        _, std = self._predictive(self._row(x)[0])
+        return float(std[0])
 
     def predict_interval_one(self, x: dict, confidence: float = 0.9) -> tuple[float, float]:
         """Central interval holding ``confidence`` of the predictive mixture: its exact
@@ -338,7 +342,7 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
         if self._forest is None:
             return -math.inf, math.inf
         levels = [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0]
-        bounds = self._forest.model_.quantiles(self._row(x)[0], levels, 1)
+        bounds = self._forest.predict_quantiles(self._row(x)[0], levels)
         return float(bounds[0, 0]), float(bounds[0, 1])
 
     def predict_many(self, X: pd.DataFrame) -> pd.Series:
@@ -419,6 +423,7 @@ class MondrianForestClassifier(_FeatureRows, base.MiniBatchClassifier):
     """
 
     __doc__ = (__doc__ or "").replace("{STREAM_NOTES}", _STREAM_NOTES)
+    _forest_class = mondrian_learn.MondrianForestClassifier
 
     def __init__(
         self,
@@ -447,29 +452,9 @@ class MondrianForestClassifier(_FeatureRows, base.MiniBatchClassifier):
     def _multiclass(self) -> bool:
         return True
 
-    @classmethod
-    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
-        yield {"n_estimators": 3}
-        yield {"n_estimators": 3, "candidate_dimensions": 1, "candidate_locations": 1}
-
-    def _unit_test_skips(self) -> set[str]:
-        # learn_many extends the trees by the batch at once, which is not the random draw
-        # learn_one makes row by row (river's linear models skip this check likewise).
-        return {"check_learn_many_matches_learn_one"}
-
     def _fix_features(self, names: Iterable[Hashable]) -> None:
         super()._fix_features(names)
         self._rows = np.zeros((0, len(self._keys)))  # type: ignore[arg-type]
-
-    def _new_forest(self) -> mondrian_learn.MondrianForestClassifier:
-        return mondrian_learn.MondrianForestClassifier(
-            n_estimators=self.n_estimators,
-            lifetime=self.lifetime,
-            min_samples_split=self.min_samples_split,
-            random_state=self.seed,
-            candidate_dimensions=self.candidate_dimensions,
-            candidate_locations=self.candidate_locations,
-        )
 
     def _update(self, rows: np.ndarray, labels: list[Any]) -> None:
         """Learn ``rows`` of classes ``labels``: extend the forest, or build it again on every
@@ -506,36 +491,8 @@ class MondrianForestClassifier(_FeatureRows, base.MiniBatchClassifier):
         self._rows[self._n_rows : end] = rows
         self._row_codes[self._n_rows : end] = codes
 
-    def learn_one(self, x: dict, y: base.typing.ClfTarget) -> None:
-        """Extend the trees by one row and update the class counts on its paths (a new class
-        refits the forest on every row learned).
-
-        Parameters
-        ----------
-        x : dict
-            Features by name.
-        y : hashable
-            The label (of any hashable type: bool, int, str, tuple...).
-        """
-        self._learn(x, lambda: self._row(x), [y])
-
-    def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
-        """Extend the trees by a batch of rows at once (new classes refit the forest).
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            Features by column name.
-        y : pandas.Series
-            The labels.
-        """
-        if len(X):
-            self._learn(X.columns, lambda: self._frame_rows(X, learn=True), list(y))
-
     def _proba(self, rows: np.ndarray) -> np.ndarray:
-        # The checked rows go to the fitted core forest directly (scikit-learn's input checks
-        # would cost ten times the prediction of one row).
-        return self._forest.model_.predict_proba(rows, 1)  # type: ignore[union-attr]
+        return self._forest.predict_proba(rows)  # type: ignore[union-attr]
 
     def predict_proba_one(self, x: dict, **kwargs: Any) -> dict[base.typing.ClfTarget, float]:
         """Class probabilities: the forest's average of each tree's smoothed class

@@ -56,7 +56,8 @@ class DaskMondrianForest(BaseEstimator):
     all rows, by ``hyperparameters`` scored on the first 4 trees (which part 0 holds), as a
     batch ``fit`` chooses them, and fixed in every part. ``noise_variance="within_leaf"``
     pools over all trees and is refused with several parts. The input map to the unit box
-    (``scale_features``) is fixed by the first chunk, as for ``partial_fit``.
+    (``scale_features``) is fixed by the first chunk and then follows the rows' range, as
+    for ``partial_fit``.
 
     The trees, and the training points they store for later extension, stay on the workers
     (``parts_``: one Dask future per part); the client holds only their addresses.

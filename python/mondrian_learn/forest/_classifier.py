@@ -81,7 +81,10 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         Show fit progress.
     scale_features : bool, default=True
         Map each feature to [0, 1] by its range in the first fit (``data_min_``,
-        ``data_scale_``); False keeps raw coordinates.
+        ``data_scale_``), chosen again by ``partial_fit`` from the range of every row seen
+        whenever their number reaches a power of two and that range has moved by more than
+        1 % of the unit box (cuts, boxes and stored points carried along: the partition and
+        split times are kept); False keeps raw coordinates.
     discount_rate : float or None, default=None
         γ of the discounts, per unit of ``lifetime``; None: 10 · n_features, the paper's value.
     min_discount : float, default=0.01
@@ -182,7 +185,10 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         """Add points online: the trees are extended by the conditional Mondrian (NIPS 2014,
         "ExtendMondrianBlock"; a pure leaf that receives another class resumes splitting) and
         the class counts updated along the new points' paths (rows weighted as in
-        :meth:`fit`).
+        :meth:`fit`): O(depth) per row and tree. Until a large prediction recomputes every
+        node's smoothed distribution, predictions compute them along their own paths (the
+        same values, O(depth · K) per tree). The input map follows the stream's range as the
+        regressor's does.
 
         Parameters
         ----------

@@ -81,7 +81,10 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     scale_features : bool, default=True
         Map each feature to [0, 1] by its range in the first fit, as the paper does; ``lifetime``,
         ``gamma2`` and the node boxes are then in those units (``data_min_``, ``data_scale_``).
-        Points outside the training range are fine. False keeps raw coordinates.
+        Points outside the training range are fine. ``partial_fit`` chooses the map again from
+        the range of every row seen whenever their number reaches a power of two and that
+        range has moved by more than 1 % of the unit box (cuts, boxes and stored points
+        carried along: the partition and split times are kept). False keeps raw coordinates.
     candidate_dimensions : int, float or "sqrt", default=1.0
         T: dimensions drawn per cut (an int; a fraction of n_features, at least 1; "sqrt"). The
         default draws as many as there are features (with replacement, ∝ extent).
