@@ -71,23 +71,26 @@ def assert_online_matches_batch(
     y: np.ndarray,
     lifetime: float,
     min_samples_split: int,
+    chunks: list[np.ndarray] | None = None,
+    scale_features: bool = False,
     **first_partial_fit: Any,
 ) -> None:
-    """Label-blind trees grown by ``partial_fit`` in 10 chunks (``first_partial_fit``: extra
-    arguments of the first call) have the batch distribution (NIPS 2014 Thm 1): the number
-    of leaves (chi-square homogeneity, level 1e-3) and co-occurrence frequencies of point
-    pairs (two-proportion z-test, |z| < Z), over 3000 trees each."""
+    """Label-blind trees grown by ``partial_fit`` in 10 chunks (or ``chunks``: row indices
+    per call; ``first_partial_fit``: extra arguments of the first call) have the batch
+    distribution (NIPS 2014 Thm 1): the number of leaves (chi-square homogeneity, level 1e-3)
+    and co-occurrence frequencies of point pairs (two-proportion z-test, |z| < Z), over 3000
+    trees each."""
     params = dict(
         n_estimators=3000,
         lifetime=lifetime,
         min_samples_split=min_samples_split,
         n_jobs=2,
-        scale_features=False,
+        scale_features=scale_features,
         **BLIND,
     )
     batch = estimator(random_state=3, **params).fit(X, y)
     online = estimator(random_state=4, **params)
-    first, *rest = np.array_split(np.arange(len(X)), 10)
+    first, *rest = np.array_split(np.arange(len(X)), 10) if chunks is None else chunks
     online.partial_fit(X[first], y[first], **first_partial_fit)
     for chunk in rest:
         online.partial_fit(X[chunk], y[chunk])

@@ -12,7 +12,7 @@ pub mod classification;
 pub mod data;
 pub mod lifetime_path;
 pub mod point_store;
-mod range_map;
+pub mod refit;
 pub mod regression;
 mod stored;
 pub mod weights;
@@ -164,7 +164,7 @@ impl MondrianForest {
     }
 
     /// Extends every tree with the stored rows `rows` (conditional Mondrian) under `policy`,
-    /// lets the input map follow the rows' range ([`range_map`]), and returns, per tree, the leaves whose set of points changed (leaves that received
+    /// and returns, per tree, the leaves whose set of points changed (leaves that received
     /// points, and the leaves of new subtrees). Nothing of it is kept: owners that keep
     /// per-leaf statistics update them from this list, the others drop it.
     ///
@@ -176,7 +176,6 @@ impl MondrianForest {
         policy: &P,
         pool: &ThreadPool,
     ) -> Result<Vec<Vec<u32>>> {
-        let before = rows.start as usize;
         let changed = self.extend_trees(rows, policy, pool);
         if let Err(error) = self.x.take_read_error() {
             self.trees.clear();
@@ -185,7 +184,6 @@ impl MondrianForest {
                  fit the model again"
             )));
         }
-        self.follow_range(before)?;
         Ok(changed)
     }
 

@@ -106,3 +106,23 @@ def test_online_equals_batch_in_distribution(lifetime: float, mss: int) -> None:
     rng = np.random.default_rng(11)
     X = rng.uniform(size=(150, 2)) * [1.0, 2.0]
     assert_online_matches_batch(MondrianForestRegressor, X, np.zeros(len(X)), lifetime, mss)
+
+
+@pytest.mark.parametrize("scale_features", [False, True])
+def test_online_from_one_row_equals_batch_in_distribution(scale_features: bool) -> None:
+    """A stream that starts with one row and brings one row per call grows trees of the
+    batch distribution. With ``scale_features`` the map to the unit box is chosen again at
+    every power of two; the cuts carried to the new coordinates keep the partition, so the
+    trees still compare (here on points whose two features have ranges 1 and 2)."""
+    rng = np.random.default_rng(12)
+    X = rng.uniform(size=(150, 2)) * [1.0, 2.0]
+    one_by_one = [np.array([i]) for i in range(len(X))]
+    assert_online_matches_batch(
+        MondrianForestRegressor,
+        X,
+        np.zeros(len(X)),
+        4.0,
+        2,
+        chunks=one_by_one,
+        scale_features=scale_features,
+    )

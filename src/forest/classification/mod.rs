@@ -156,7 +156,8 @@ impl ForestClassifier {
     }
 
     /// Online update: extends every tree (conditional Mondrian; paused pure leaves resume
-    /// when a new class arrives) and updates the counts along the changed paths.
+    /// when a new class arrives) and updates the counts along the changed paths, or refits
+    /// the trees on every row ([`crate::forest::refit`]) and counts them again.
     pub fn partial_fit<P: Points>(
         &mut self,
         x: &P,
@@ -170,8 +171,18 @@ impl ForestClassifier {
             .append(self.labels.len(), labels.len(), weights);
         self.labels.extend(labels.iter());
         let rule = policy((&self.labels, &self.weights), self.n_classes, self.guidance);
-        let changed = self.forest.extend(rows, &rule, pool)?;
+        let update = self.forest.extend_or_refit(rows, &rule, pool)?;
         let (labels, k) = ((self.labels.as_slice(), &self.weights), self.n_classes);
+        self.means.clear();
+        if update.refitted {
+            self.counts = pool.install(|| {
+                (self.forest.trees.par_iter())
+                    .map(|tree| tree_counts(tree, labels, k))
+                    .collect()
+            });
+            return Ok(());
+        }
+        let changed = update.changed;
         let update = |((tree, counts), leaves): ((&MondrianTree, &mut Vec<f64>), &Vec<u32>)| {
             update_counts(tree, labels, k, counts, leaves)
         };
@@ -183,7 +194,6 @@ impl ForestClassifier {
             let work: Vec<_> = work.zip(&changed).collect();
             pool.install(|| work.into_par_iter().for_each(update));
         }
-        self.means.clear();
         Ok(())
     }
 

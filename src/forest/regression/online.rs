@@ -1,6 +1,7 @@
-//! Online updates of the regression forest: the trees grow by the conditional Mondrian, the
-//! changed leaves' statistics are refreshed, and the posterior's likelihoods are updated along
-//! the new points' paths (exact, O(depth) per point and tree). The prior's hyper-parameters
+//! Online updates of the regression forest: the trees grow by the conditional Mondrian (or are
+//! refitted on every row: [`crate::forest::refit`]), the changed leaves' statistics are
+//! refreshed, and the posterior's likelihoods are updated along the new points' paths (exact,
+//! O(depth) per point and tree). The prior's hyper-parameters
 //! are chosen again whenever the number of rows has doubled since the last choice (then one
 //! full pass, O(nodes): amortised O(1) per row).
 
@@ -60,12 +61,14 @@ impl ForestRegressor {
         self.weights.append(self.y.len(), y.len(), weights);
         self.y.extend(y.iter());
         let rule = policy((&self.y, &self.weights), &self.target_stats, self.guidance);
-        let changed = self.forest.extend(rows, &rule, pool)?;
-        self.refresh_leaf_stats(&changed, pool);
-        if self.prior_is_due() || self.posteriors.len() != self.forest.trees.len() {
+        let update = self.forest.extend_or_refit(rows, &rule, pool)?;
+        self.refresh_leaf_stats(&update.changed, pool);
+        if self.prior_is_due() {
             self.prior = None;
-        } else {
-            self.update_likelihoods(&changed, pool);
+        } else if update.refitted {
+            self.posteriors.clear(); // new trees: computed under the prior before predicting
+        } else if self.posteriors.len() == self.forest.trees.len() {
+            self.update_likelihoods(&update.changed, pool);
         }
         Ok(())
     }
