@@ -33,10 +33,10 @@ _STREAM_NOTES = """
     any), in ``learn_one`` and ``predict_one`` alike: prediction never fails on a missing key.
     Values must be numbers (encode categories first, e.g. with river's ``OneHotEncoder``).
 
-    Features are mapped to the unit box of the rows seen, as the forests do: the map is
-    chosen again whenever the number of rows reaches a power of two and their range has
-    moved, the trees carried along, so a stream needs no scaler in front (``lifetime`` is in
-    those units)."""
+    Features are mapped to the unit box of the rows seen, as the forests do: the forest is
+    refitted on every row, the map chosen again from their range, whenever the number of
+    rows reaches a power of two (up to 32,768), so a stream needs no scaler in front
+    (``lifetime`` is in those units)."""
 
 
 def _feature_order(names: Iterable[Hashable]) -> tuple[Hashable, ...]:

@@ -46,10 +46,12 @@ def test_belief_propagation_equals_dense_solve(lifetime: float, online: bool) ->
     X = rng.uniform(size=(60, 2))
     y = np.sin(4 * X[:, 0]) + rng.normal(scale=0.3, size=60)
     model = MondrianForestRegressor(
-        n_estimators=3, lifetime=lifetime, min_samples_split=8, random_state=1
+        n_estimators=3, lifetime=lifetime, min_samples_split=8, random_state=2
     )
     if online:  # the posterior after an update that reaches outside the first points' box
-        first = X[:, 0] < 0.5
+        # (33–60 rows before it: neither a power of two nor a doubling, which would refit)
+        first = X[:, 0] < 0.65
+        assert 33 <= first.sum() and len(X) < 2 * first.sum()
         model.partial_fit(X[first], y[first]).partial_fit(X[~first], y[~first])
         # Online updates insert parents after their children: the pass that cannot walk
         # nodes in id order is the one under test.

@@ -42,6 +42,14 @@ POINT_STORE_DOC = """point_store : "memory", "disk" or path-like, default="memor
         ``partial_fit``."""
 
 
+#: What ``partial_fit`` does besides extending the trees, for the forests' docstrings.
+REFIT_DOC = """Whenever the rows reach a power of two (up to 32,768), or an update
+        at least doubles them, the forest is refitted on every row instead: the map to the
+        unit box chosen again from their range (``scale_features``), the trees grown again by
+        the batch fit's random streams, so that it is then exactly the batch fit of the rows
+        seen, with cuts guided by all their labels (O(log N) per row over a stream)."""
+
+
 class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
     """Base of the Mondrian forest estimators (Lakshminarayanan, Roy & Teh, AISTATS 2016).
 

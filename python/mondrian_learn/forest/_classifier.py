@@ -20,7 +20,7 @@ from mondrian_learn._validation import (
     check_sample_weight,
     is_core_ready,
 )
-from mondrian_learn.forest._base import POINT_STORE_DOC, MondrianForestBase
+from mondrian_learn.forest._base import POINT_STORE_DOC, REFIT_DOC, MondrianForestBase
 
 
 class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
@@ -81,10 +81,8 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         Show fit progress.
     scale_features : bool, default=True
         Map each feature to [0, 1] by its range in the first fit (``data_min_``,
-        ``data_scale_``), chosen again by ``partial_fit`` from the range of every row seen
-        whenever their number reaches a power of two and that range has moved by more than
-        1 % of the unit box (cuts, boxes and stored points carried along: the partition and
-        split times are kept); False keeps raw coordinates.
+        ``data_scale_``), chosen again from the range of every row seen when ``partial_fit``
+        refits the forest (see :meth:`partial_fit`); False keeps raw coordinates.
     discount_rate : float or None, default=None
         γ of the discounts, per unit of ``lifetime``; None: 10 · n_features, the paper's value.
     min_discount : float, default=0.01
@@ -187,8 +185,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         the class counts updated along the new points' paths (rows weighted as in
         :meth:`fit`): O(depth) per row and tree. Until a large prediction recomputes every
         node's smoothed distribution, predictions compute them along their own paths (the
-        same values, O(depth · K) per tree). The input map follows the stream's range as the
-        regressor's does.
+        same values, O(depth · K) per tree). {REFIT_DOC}
 
         Parameters
         ----------
@@ -231,6 +228,8 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             X, y = self._core_input(X[keep]), self._class_indices(np.asarray(y)[keep])
             self.model_.partial_fit(X, y, self._threads(), weights)
         return self
+
+    partial_fit.__doc__ = (partial_fit.__doc__ or "").replace("{REFIT_DOC}", REFIT_DOC)
 
     @document("X", returns="proba : ndarray of shape (n_samples, n_classes)")
     def predict_proba(self, X: Any) -> np.ndarray:

@@ -22,7 +22,7 @@ from mondrian_learn._validation import (
     as_core_array,
     check_parameter,
 )
-from mondrian_learn.forest._base import POINT_STORE_DOC, MondrianForestBase
+from mondrian_learn.forest._base import POINT_STORE_DOC, REFIT_DOC, MondrianForestBase
 from mondrian_learn.forest._hyperparameters import FREE, MIN_CRITERION_ROWS, select_prior
 
 #: The growth of the rows seen after which the prior is chosen again (the core's rule).
@@ -81,10 +81,9 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     scale_features : bool, default=True
         Map each feature to [0, 1] by its range in the first fit, as the paper does; ``lifetime``,
         ``gamma2`` and the node boxes are then in those units (``data_min_``, ``data_scale_``).
-        Points outside the training range are fine. ``partial_fit`` chooses the map again from
-        the range of every row seen whenever their number reaches a power of two and that
-        range has moved by more than 1 % of the unit box (cuts, boxes and stored points
-        carried along: the partition and split times are kept). False keeps raw coordinates.
+        Points outside the training range are fine. The map is chosen again from the range of
+        every row seen when ``partial_fit`` refits the forest (see :meth:`partial_fit`). False
+        keeps raw coordinates.
     candidate_dimensions : int, float or "sqrt", default=1.0
         T: dimensions drawn per cut (an int; a fraction of n_features, at least 1; "sqrt"). The
         default draws as many as there are features (with replacement, ∝ extent).
@@ -242,8 +241,8 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         "ExtendMondrianBlock") and the leaves' statistics updated (rows weighted as in
         :meth:`fit`), so the result has the distribution of a batch fit on all points seen so
         far. The posterior stays exact at O(depth) cost per row and tree; the prior is chosen
-        again when the rows have doubled since its last choice (``hyperparameters``). The
-        first call on an unfitted estimator is ``fit``."""
+        again when the rows have doubled since its last choice (``hyperparameters``).
+        {REFIT_DOC} The first call on an unfitted estimator is ``fit``."""
         if not hasattr(self, "model_"):
             return self._update(X, y, sample_weight)
         chosen_at = self.model_.rows_at_prior_choice
@@ -251,6 +250,11 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         if self.model_.n_rows >= PRIOR_GROWTH * max(chosen_at, 1):
             self._choose_prior_again()
         return self
+
+    # ``document`` dedented this docstring: the note goes in without its indent.
+    partial_fit.__doc__ = (partial_fit.__doc__ or "").replace(
+        "{REFIT_DOC}", REFIT_DOC.replace("\n        ", "\n")
+    )
 
     def _choose_prior_again(self) -> None:
         """The prior chosen again on every row seen, as ``fit`` chooses it."""
