@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,9 @@ from mondrian_learn.kernel._base import (
     MondrianKernelBase,
     RidgePredictMixin,
 )
+
+#: A first ``partial_fit`` with fewer rows chooses ``lifetime=None``'s value from too little.
+FEW_FIRST_ROWS = 32
 
 
 class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, MondrianKernelBase):
@@ -160,8 +164,20 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         """Add points online: the trees are extended by the conditional Mondrian and each
         new row is a rank-one update of the factor (of √v φ with a weight v), so the result
         equals a batch fit on the same trees. The first call on an unfitted estimator is
-        ``fit``."""
-        return self._update(X, y, sample_weight)
+        ``fit``; with ``lifetime=None`` it chooses the lifetime and the map to the unit box
+        from that call's rows, kept afterwards (a warning says so when they are fewer than
+        32: from one row the lifetime is 0, one cell per tree)."""
+        first = not hasattr(self, "model_")
+        self._update(X, y, sample_weight)
+        if first and self.lifetime is None and self.model_.n_rows < FEW_FIRST_ROWS:
+            warnings.warn(
+                f"partial_fit chose lifetime_={self.lifetime_:.3g} and the map to the unit "
+                f"box from the first {self.model_.n_rows} rows, and keeps them: pass a "
+                "lifetime (in unit-box units) or fit on more rows first",
+                UserWarning,
+                stacklevel=3,
+            )
+        return self
 
     @property
     def n_columns_(self) -> int:
