@@ -227,6 +227,16 @@ impl Forest {
             .map_err(to_py_err)
     }
 
+    /// Regression: whether the rows have grown by `PRIOR_GROWTH` since the prior in use was
+    /// chosen (the next prediction chooses it again by the heuristic; a caller with another
+    /// rule chooses it now).
+    #[getter]
+    fn prior_is_due(&self, py: Python<'_>) -> PyResult<bool> {
+        self.inner
+            .peek(py, |model| Ok(regressor(model)?.prior_is_due()))
+            .map_err(to_py_err)
+    }
+
     /// Regression: the number of rows when the prior in use was chosen (it is chosen again
     /// once the rows have grown by `PRIOR_GROWTH`).
     #[getter]

@@ -25,9 +25,6 @@ from mondrian_learn._validation import (
 from mondrian_learn.forest._base import POINT_STORE_DOC, REFIT_DOC, MondrianForestBase
 from mondrian_learn.forest._hyperparameters import FREE, MIN_CRITERION_ROWS, select_prior
 
-#: The growth of the rows seen after which the prior is chosen again (the core's rule).
-PRIOR_GROWTH = 2
-
 
 class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     """Mondrian forest regression, batch or online.
@@ -245,9 +242,8 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         {REFIT_DOC} The first call on an unfitted estimator is ``fit``."""
         if not hasattr(self, "model_"):
             return self._update(X, y, sample_weight)
-        chosen_at = self.model_.rows_at_prior_choice
         self._update(X, y, sample_weight)
-        if self.model_.n_rows >= PRIOR_GROWTH * max(chosen_at, 1):
+        if self.model_.prior_is_due:
             self._choose_prior_again()
         return self
 
