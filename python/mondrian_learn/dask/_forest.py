@@ -72,8 +72,7 @@ class DaskMondrianForest(BaseEstimator):
     resamples a paused leaf from its points), so with the estimator's default
     ``point_store="memory"`` each worker needs more than the data (1.6 times it at 2·10⁷
     rows); with ``point_store="disk"`` the points are in a file on each worker's disk and a
-    worker needed 0.72 times the data, at 2.7 times the fit's time (``benches/RESULTS.md``,
-    issue 18). Turn Dask's
+    worker needed 0.72 times the data, at 2.7 times the fit's time. Turn Dask's
     spilling off on the workers (``distributed.worker.memory.target``, ``.spill`` and
     ``.pause`` set to False): spilling a part pickles it whole, a second copy for a moment,
     which pushed workers over their limit.

@@ -58,8 +58,9 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     uniformly in each, and the block is cut where the information gain of its labels is
     largest. The split time is unchanged, so ``lifetime`` keeps its meaning; one candidate
     (1 × 1) is exactly the label-blind Mondrian forest. With guidance, online updates no longer
-    have the batch distribution (a conditional-Mondrian cut outside an old box cannot be
-    guided; leaf splits are), as the poster notes; ``benches/RESULTS.md`` measures the gap.
+    have the batch distribution between refits (a conditional-Mondrian cut outside an old box
+    cannot be guided; leaf splits are), as the poster notes; a refit restores it
+    (:meth:`partial_fit`).
 
     Parameters
     ----------
@@ -91,7 +92,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         T: dimensions drawn per cut (an int; a fraction of n_features, at least 1; "sqrt":
         √n_features, the poster's choice). 1 with ``candidate_locations=1``: label-blind
         cuts. The default, a third of the features, matched the poster's √D in accuracy on
-        five benchmark sets and gave a lower log loss on every one (``benches/RESULTS.md``).
+        five benchmark sets and gave a lower log loss on every one.
     candidate_locations : int, default=6
         Q: locations drawn in each candidate dimension (the poster's 6).
     {POINT_STORE_DOC}

@@ -55,7 +55,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
     maximise each tree's marginal likelihood ``log p(y | tree, γ₁, γ₂, σ_y²)`` (exact, from
     the belief propagation's normalising constants), summed over the first 4 trees; the
     paper's closed-form heuristic remains available. Defaults were chosen on eight regression
-    sets against scikit-learn's forests (``benches/RESULTS.md``, issue 15).
+    sets against scikit-learn's forests.
 
     Parameters
     ----------

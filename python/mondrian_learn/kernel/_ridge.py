@@ -62,7 +62,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         Ridge penalty δ² > 0: the prior precision of the weights relative to the noise,
         σ²/α per weight. With K = ΦΦᵀ ≈ the Laplace kernel (K(x, x) = 1), α plays the
         noise-to-signal ratio of a GP; 1 (scikit-learn's ``KernelRidge`` default) cross-validated
-        best among 1e-4, 1e-2 and 1 on 8 data sets (``benches/RESULTS.md``). The paper's
+        best among 1e-4, 1e-2 and 1 on 8 data sets. The paper's
         experiments use 1e-4, which interpolates noisy targets.
     max_dense_features : int, default=4096
         Largest number of feature columns C for the dense C × C factor (memory ∝ C², time
