@@ -29,6 +29,16 @@ fn noise_rule(value: Option<Bound<'_, PyAny>>) -> PyResult<NoiseVariance> {
     })
 }
 
+/// A prior as Python sees it: `mean`, `gamma1`, `gamma2`, `noise_variance`.
+fn prior_dict<'py>(py: Python<'py>, p: &GaussianPrior) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("mean", p.mean)?;
+    out.set_item("gamma1", p.gamma1)?;
+    out.set_item("gamma2", p.gamma2)?;
+    out.set_item("noise_variance", p.noise_variance)?;
+    Ok(out)
+}
+
 impl Forest {
     /// Runs `work` on the regression model with a posterior ready for `n_rows` rows
     /// ([`ready_for`]).
@@ -144,12 +154,7 @@ impl Forest {
     /// Regression: the prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
     fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
         let p = self.with_regressor(py, n_jobs, 0, |m, _| m.prior())?;
-        let out = PyDict::new(py);
-        out.set_item("mean", p.mean)?;
-        out.set_item("gamma1", p.gamma1)?;
-        out.set_item("gamma2", p.gamma2)?;
-        out.set_item("noise_variance", p.noise_variance)?;
-        Ok(out)
+        prior_dict(py, &p)
     }
 
     /// Regression: a criterion of the hyper-parameters on the first `n_trees` trees:
@@ -196,28 +201,31 @@ impl Forest {
     }
 
     /// Regression: the caller's fixed hyper-parameters (None: free) replace those in use, and
-    /// the prior is chosen again from them by the heuristic, on every row seen.
+    /// the prior is chosen again from them by the heuristic, on every row seen; returns the
+    /// prior in use before (None when the heuristic chose it).
     #[pyo3(signature = (n_jobs, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None))]
-    fn reset_prior(
+    fn reset_prior<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         n_jobs: usize,
         prior_mean: Option<f64>,
         gamma1: Option<f64>,
         gamma2: Option<f64>,
-        noise_variance: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+        noise_variance: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let overrides = PriorOverrides {
             mean: prior_mean,
             gamma1,
             gamma2,
             noise_variance: noise_rule(noise_variance)?,
         };
-        self.inner
+        let previous = self
+            .inner
             .write(py, n_jobs, Length::Short, |model, call| match model {
                 ForestModel::Regressor(m) => m.reset_prior(overrides, call.pool),
                 ForestModel::Classifier(_) => Err(not_a("regressor")),
-            })
+            })?;
+        previous.map(|p| prior_dict(py, &p)).transpose()
     }
 
     /// Regression: the (weighted) population variance and total weight of the targets seen.

@@ -257,8 +257,7 @@ class MondrianForestRegressor(RegressorMixin, MondrianForestBase):
         if self.hyperparameters == "heuristic" or not self._free_hyperparameters():
             return  # the core applies the heuristic itself when the rows have doubled
         n_jobs = self._threads()
-        before = self.model_.prior(n_jobs)
-        self.model_.reset_prior(n_jobs, **self._fixed_prior())
+        before = self.model_.reset_prior(n_jobs, **self._fixed_prior())
         variance, total = self.model_.target_moments()
         self._select_prior(self.model_, variance, total, n_jobs, initial=before)
 

@@ -72,20 +72,21 @@ impl ForestClassifier {
                         route_group(tree, group, d, &mut scratches);
                         for (p, scratch) in probs.chunks_exact_mut(k).zip(&scratches) {
                             let path = &scratch.path;
-                            if fresh {
-                                along.clear();
-                                for &j in path {
-                                    let j = j as usize;
-                                    along.extend_from_slice(&means[j * k..(j + 1) * k]);
-                                }
-                            } else {
+                            if !fresh {
                                 let rates = (rate, floor);
                                 path_means(
                                     tree, counts, k, rates, path, &uniform, &mut c, &mut along,
                                 );
                             }
-                            // Node i of the path has mean along[i k..(i + 1) k].
-                            let mean = |i: usize| &along[i * k..(i + 1) * k];
+                            // The mean of path node i: stored, or computed along the path.
+                            let mean = |i: usize| {
+                                if fresh {
+                                    let j = path[i] as usize;
+                                    &means[j * k..(j + 1) * k]
+                                } else {
+                                    &along[i * k..(i + 1) * k]
+                                }
+                            };
                             let mut at = 0;
                             let (_, keep) = branch_off_walk(tree, scratch, |event| {
                                 while path[at] != event.node {

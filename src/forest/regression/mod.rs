@@ -197,13 +197,29 @@ impl ForestRegressor {
     }
 
     /// The caller's fixed hyper-parameters (`None`: chosen by the heuristic) replace those in
-    /// use, and the prior is chosen again from them.
-    pub fn reset_prior(&mut self, overrides: PriorOverrides, pool: &ThreadPool) -> Result<()> {
+    /// use, and the prior is chosen again from them; returns the prior in use before — the
+    /// one chosen last, also when it is due to be chosen again (then the values it fixed) —
+    /// or `None` when the heuristic chose it.
+    pub fn reset_prior(
+        &mut self,
+        overrides: PriorOverrides,
+        pool: &ThreadPool,
+    ) -> Result<Option<GaussianPrior>> {
         if !overrides.is_valid() {
             return Err(Error::InvalidInput("invalid fixed hyper-parameters".into()));
         }
+        let previous = self.prior.or(match self.overrides {
+            PriorOverrides {
+                mean: Some(mean),
+                gamma1: Some(gamma1),
+                gamma2: Some(gamma2),
+                noise_variance: NoiseVariance::Fixed(noise),
+            } => GaussianPrior::new(mean, gamma1, gamma2, noise).ok(),
+            _ => None,
+        });
         self.overrides = overrides;
-        self.refresh_posterior(pool)
+        self.refresh_posterior(pool)?;
+        Ok(previous)
     }
 
     /// The prior in use (an error while the posterior is stale: see `ensure_posterior`).
