@@ -87,7 +87,14 @@ pub fn for_each_row_block<T: Send, E: Sync>(
     });
 }
 
-/// Calls `work(first_row, out_block, rows_block)` on blocks of `ROW_CHUNK` rows of `x`, read
+/// Rows per block of a loop over `n` points on `threads` threads: `ROW_CHUNK`, or fewer so
+/// that a few thousand points still reach every thread (at least 256 rows a block: below,
+/// handing out blocks costs more than it spreads).
+fn block_rows(n: usize, threads: usize) -> usize {
+    ROW_CHUNK.min(n.div_ceil(threads.max(1)).max(256))
+}
+
+/// Calls `work(first_row, out_block, rows_block)` on blocks of at most `ROW_CHUNK` rows of `x`, read
 /// as float64 and mapped by `map` when given ([`Points::block`]: a dense float64 matrix is
 /// borrowed, anything else converted one block at a time), where `out` holds `out_width`
 /// values per row: on `pool`, or on this thread for a handful of points.
@@ -100,9 +107,10 @@ pub fn for_each_point_block<T: Send, P: Points>(
     work: impl Fn(usize, &mut [T], &[f64]) + Sync,
 ) {
     let n = x.n_rows();
+    let chunk = block_rows(n, pool.current_num_threads());
     let run = |first: usize, out: &mut [T]| {
         let mut buffer = Vec::new();
-        let last = (first + ROW_CHUNK).min(n);
+        let last = (first + chunk).min(n);
         work(first, out, x.block(first..last, map, &mut buffer));
     };
     if is_small(n) {
@@ -111,8 +119,8 @@ pub fn for_each_point_block<T: Send, P: Points>(
         return;
     }
     pool.install(|| {
-        out.par_chunks_mut(ROW_CHUNK * out_width.max(1))
+        out.par_chunks_mut(chunk * out_width.max(1))
             .enumerate()
-            .for_each(|(block, out)| run(block * ROW_CHUNK, out))
+            .for_each(|(block, out)| run(block * chunk, out))
     });
 }

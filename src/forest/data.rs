@@ -28,6 +28,17 @@ impl MondrianForest {
             .ok_or_else(|| Error::InvalidInput("this model's training points are on disk".into()))
     }
 
+    /// A copy of the stored training points, row-major, in the forest's coordinates (read
+    /// from disk when they are there).
+    pub fn copy_points(&self) -> Result<Vec<f64>> {
+        let mut out = Vec::with_capacity(self.x.len());
+        self.x.for_each_block(|block| {
+            out.extend_from_slice(block);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     /// Moves the training points (those stored and those to come) into a new file in
     /// `directory` ([`super::point_store`]); a failure leaves them where they were.
     pub fn move_points_to_disk(&mut self, directory: &Path) -> Result<()> {

@@ -54,6 +54,11 @@ impl RowWeights {
         Ok(out)
     }
 
+    /// The stored weights, `None` when every row weighs 1.
+    pub fn values(&self) -> Option<&[f64]> {
+        (!self.0.is_empty()).then_some(self.0.as_slice())
+    }
+
     /// Whether every row weighs 1.
     pub fn are_unit(&self) -> bool {
         self.0.is_empty()

@@ -12,7 +12,7 @@
 //! sums of the bins give every candidate's left side.
 
 use super::policy::{uniform_in, Block, SplitPolicy};
-use crate::rng::{weighted_index, TreeRng};
+use crate::rng::{next_u64, weighted_index, TreeRng};
 
 /// How labels are summarised and compared on the two sides of a candidate cut. Statistics
 /// are `width()` numbers (a class histogram; n, Σy) that add up over sets of weighted points
@@ -55,6 +55,8 @@ struct Scratch {
     cuts: Vec<f64>,
     order: Vec<usize>,
     sorted: Vec<f64>,
+    /// The dimensions not drawn yet (positive extent), for the draws after the first.
+    dims: Vec<usize>,
 }
 
 /// Copies of the bins filled in turn by consecutive points (see `guided_cut`).
@@ -148,8 +150,27 @@ impl<P: SplitPolicy, I: Impurity> Guided<P, I> {
         }
         let tie = TIE * self.impurity.magnitude(&s.labels, &s.weights, &s.both);
         let mut best = (f64::NEG_INFINITY, 0, block.lower[0]);
+        s.dims.clear();
         for attempt in 0..self.guidance.tries {
-            let dim = weighted_index(rng, extents(), block.linear_dimension);
+            // The first dimension is the Mondrian's (∝ extent); the others are drawn
+            // uniformly without replacement among the rest with positive extent, so that
+            // T = D tries every dimension (as a random forest's split search does) and a
+            // narrow but decisive dimension is not starved by wide irrelevant ones.
+            let dim = if attempt == 0 {
+                let first = weighted_index(rng, extents(), block.linear_dimension);
+                s.dims.extend(
+                    extents()
+                        .enumerate()
+                        .filter(|&(k, e)| k != first && e > 0.0)
+                        .map(|(k, _)| k),
+                );
+                first
+            } else if s.dims.is_empty() {
+                break;
+            } else {
+                let pick = (next_u64(rng) % s.dims.len() as u64) as usize;
+                s.dims.swap_remove(pick)
+            };
             s.cuts.clear();
             s.cuts
                 .extend((0..q).map(|_| uniform_in(rng, block.lower[dim], block.upper[dim])));

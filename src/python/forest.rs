@@ -361,6 +361,18 @@ impl Forest {
         self.inner.peek(py, |m| m.forest().trees.len())
     }
 
+    /// Number of features of the points.
+    #[getter]
+    fn n_features(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, |m| m.forest().n_features)
+    }
+
+    /// The seed tree m's random stream derives from (with m).
+    #[getter]
+    fn seed(&self, py: Python<'_>) -> u64 {
+        self.inner.peek(py, |m| m.forest().seed)
+    }
+
     /// The trees' lifetime Λ (possibly ∞).
     #[getter]
     fn lifetime(&self, py: Python<'_>) -> f64 {

@@ -228,6 +228,58 @@ impl Forest {
         previous.map(|p| prior_dict(py, &p)).transpose()
     }
 
+    /// Regression: every stored row, as the trees see it: points (N × D, in the forest's
+    /// coordinates), targets and weights (None when every row weighs 1).
+    #[allow(clippy::type_complexity)]
+    fn training_rows<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        Bound<'py, PyArray2<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Option<Bound<'py, PyArray1<f64>>>,
+    )> {
+        let (points, y, weights, d) = self
+            .inner
+            .peek(py, |model| {
+                let m = regressor(model)?;
+                let (points, y, weights) = m.training_rows()?;
+                Ok((
+                    points,
+                    y.to_vec(),
+                    weights.map(<[f64]>::to_vec),
+                    m.forest.n_features,
+                ))
+            })
+            .map_err(to_py_err)?;
+        let n = y.len();
+        let points = ndarray::Array2::from_shape_vec((n, d), points)
+            .map_err(|e| to_py_err(crate::error::Error::InvalidInput(e.to_string())))?;
+        Ok((
+            points.into_pyarray(py),
+            y.into_pyarray(py),
+            weights.map(|w| w.into_pyarray(py)),
+        ))
+    }
+
+    /// Regression: ρ, the factor on the spread of the trees' predictive means about their
+    /// average in the forest's predictive (1: the equal mixture over trees).
+    #[getter]
+    fn spread(&self, py: Python<'_>) -> PyResult<f64> {
+        self.inner
+            .peek(py, |model| Ok(regressor(model)?.spread()))
+            .map_err(to_py_err)
+    }
+
+    /// Regression: sets ρ (finite, ≥ 0).
+    fn set_spread(&self, py: Python<'_>, spread: f64) -> PyResult<()> {
+        self.inner
+            .write(py, 1, Length::Short, |model, _| match model {
+                ForestModel::Regressor(m) => m.set_spread(spread),
+                ForestModel::Classifier(_) => Err(not_a("regressor")),
+            })
+    }
+
     /// Regression: the (weighted) population variance and total weight of the targets seen.
     fn target_moments(&self, py: Python<'_>) -> PyResult<(f64, f64)> {
         self.inner

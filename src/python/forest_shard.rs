@@ -2,14 +2,15 @@
 //! (`mondrian_learn.dask`): growing a part's trees with their places in the whole forest, and
 //! folding each part's predictions into running sums that the next part continues.
 
-use super::arrays::{AnyPoints, VectorPair};
+use super::arrays::AnyPoints;
 use super::error::to_py_err;
 use super::forest::{not_a, prepare_for, ready_for, Forest};
 use super::run::Length;
 use crate::error::Error;
+use crate::forest::regression::mixture::MomentSums;
 use crate::forest::ForestModel;
 use crate::points::Points;
-use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 #[pymethods]
@@ -24,28 +25,26 @@ impl Forest {
             })
     }
 
-    /// Regression: the running sums Σ w (mean − prior mean) and Σ w (var + (mean − prior
-    /// mean)²) of the predictive components at each row, continued from `offsets`, `seconds`
-    /// with this forest's trees.
+    /// Regression: the running sums Σ w (mean − prior mean), Σ w (mean − prior mean)² and
+    /// Σ w var of the predictive components at each row (N × 3), continued from `sums` with
+    /// this forest's trees.
     fn fold_moments<'py>(
         &self,
         py: Python<'py>,
         x: AnyPoints<'py>,
-        offsets: PyReadonlyArray1<'py, f64>,
-        seconds: PyReadonlyArray1<'py, f64>,
+        sums: PyReadonlyArray2<'py, f64>,
         n_jobs: usize,
-    ) -> PyResult<VectorPair<'py>> {
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.view()?;
-        let (offsets, seconds) = (offsets.as_array(), seconds.as_array());
-        if offsets.len() != seconds.len() {
+        let sums = sums.as_array();
+        if sums.ncols() != 3 {
             return Err(to_py_err(Error::InvalidInput(format!(
-                "{} offset sums but {} second-moment sums",
-                offsets.len(),
-                seconds.len()
+                "moment sums need 3 columns, got {}",
+                sums.ncols()
             ))));
         }
-        let mut sums: Vec<(f64, f64)> = (offsets.iter().copied())
-            .zip(seconds.iter().copied())
+        let mut sums: Vec<MomentSums> = (sums.rows().into_iter())
+            .map(|r| (r[0], r[1], r[2]))
             .collect();
         let sums = self.inner.read_prepared(
             py,
@@ -61,8 +60,11 @@ impl Forest {
                 ForestModel::Classifier(_) => Err(not_a("regressor")),
             },
         )?;
-        let (offsets, seconds): (Vec<f64>, Vec<f64>) = sums.into_iter().unzip();
-        Ok((offsets.into_pyarray(py), seconds.into_pyarray(py)))
+        let flat: Vec<f64> = sums.into_iter().flat_map(|(a, b, c)| [a, b, c]).collect();
+        let n = flat.len() / 3;
+        let out = ndarray::Array2::from_shape_vec((n, 3), flat)
+            .map_err(|e| to_py_err(Error::InvalidInput(e.to_string())))?;
+        Ok(out.into_pyarray(py))
     }
 
     /// Classification: the running sums over trees of the class probabilities at each row

@@ -9,7 +9,7 @@
 use super::error::to_py_err;
 use crate::error::{Error, Result};
 use crate::forest::Growing;
-use crate::parallel::{pool, Interrupt};
+use crate::parallel::{max_threads, pool, Interrupt};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use rayon::ThreadPool;
@@ -144,36 +144,31 @@ fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The pool a model last used, kept so that many small calls (one-point `partial_fit`, say)
-/// do not start threads each time.
-#[derive(Default)]
-pub struct PoolCache(Mutex<Option<(usize, Arc<ThreadPool>)>>);
-
-impl PoolCache {
-    pub fn get(&self, n_jobs: usize) -> PyResult<Arc<ThreadPool>> {
-        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        match &*slot {
-            Some((n, p)) if *n == n_jobs => Ok(Arc::clone(p)),
-            _ => {
-                let p = Arc::new(pool(n_jobs).map_err(to_py_err)?);
-                *slot = Some((n_jobs, Arc::clone(&p)));
-                Ok(p)
-            }
-        }
+/// The process's pools, one per thread count (at most one per CPU count: `pool` caps them),
+/// shared by every model: many small calls (one-point `partial_fit`, say) do not start
+/// threads each time, and the short-lived forests a fit builds on the side (the held-out
+/// rule's scoring forests) add none.
+pub fn shared_pool(n_jobs: usize) -> PyResult<Arc<ThreadPool>> {
+    static POOLS: Mutex<Vec<(usize, Arc<ThreadPool>)>> = Mutex::new(Vec::new());
+    let n = n_jobs.clamp(1, max_threads());
+    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+        return Ok(Arc::clone(p));
     }
+    let p = Arc::new(pool(n).map_err(to_py_err)?);
+    pools.push((n, Arc::clone(&p)));
+    Ok(p)
 }
 
 /// A fitted model held by Rust (module docs).
 pub struct Handle<T> {
     model: RwLock<T>,
-    pools: PoolCache,
 }
 
 impl<T: Send + Sync> Handle<T> {
     pub fn new(model: T) -> Self {
         Self {
             model: RwLock::new(model),
-            pools: PoolCache::default(),
         }
     }
 
@@ -182,12 +177,10 @@ impl<T: Send + Sync> Handle<T> {
     where
         F: for<'c> FnOnce(&Call<'c>) -> Result<T> + Send,
     {
-        let pools = PoolCache::default();
-        let pool = pools.get(n_jobs)?;
+        let pool = shared_pool(n_jobs)?;
         let model = run(py, &pool, length, work)?;
         Ok(Self {
             model: RwLock::new(model),
-            pools,
         })
     }
 
@@ -197,7 +190,7 @@ impl<T: Send + Sync> Handle<T> {
         R: Send,
         F: for<'c> FnOnce(&T, &Call<'c>) -> Result<R> + Send,
     {
-        let pool = self.pools.get(n_jobs)?;
+        let pool = shared_pool(n_jobs)?;
         run(py, &pool, length, |call| work(&read(&self.model), call))
     }
 
@@ -207,7 +200,7 @@ impl<T: Send + Sync> Handle<T> {
         R: Send,
         F: for<'c> FnOnce(&mut T, &Call<'c>) -> Result<R> + Send,
     {
-        let pool = self.pools.get(n_jobs)?;
+        let pool = shared_pool(n_jobs)?;
         run(py, &pool, length, |call| {
             work(&mut write(&self.model), call)
         })
@@ -229,7 +222,7 @@ impl<T: Send + Sync> Handle<T> {
         R: Send,
         F: for<'c> FnOnce(&T, &Call<'c>) -> Result<R> + Send,
     {
-        let pool = self.pools.get(n_jobs)?;
+        let pool = shared_pool(n_jobs)?;
         run(py, &pool, length, |call| loop {
             {
                 let model = read(&self.model);

@@ -125,12 +125,12 @@ def test_a_part_names_the_users_estimator_and_pickles(data) -> None:  # type: ig
     part = ForestPart(MondrianForestRegressor(n_estimators=2, random_state=0), 0, 2, 0)
     part.update(frame[:CHUNK], y[:CHUNK])
     with pytest.warns(UserWarning, match="but MondrianForestRegressor was fitted with feature"):
-        sums = part.fold(X[:5], np.zeros((5, 2)))
+        sums = part.fold(X[:5], np.zeros((5, 3)))
     with pytest.raises(ValueError, match="MondrianForestRegressor is expecting 3 features"):
-        part.fold(X[:5, :2], np.zeros((5, 2)))
+        part.fold(X[:5, :2], np.zeros((5, 3)))
     again = pickle.loads(pickle.dumps(part))
     with pytest.warns(UserWarning, match="MondrianForestRegressor"):
-        np.testing.assert_array_equal(again.fold(X[:5], np.zeros((5, 2))), sums)
+        np.testing.assert_array_equal(again.fold(X[:5], np.zeros((5, 3))), sums)
 
 
 def test_a_parts_size_counts_its_points_only_when_they_are_in_memory(data) -> None:  # type: ignore[no-untyped-def]

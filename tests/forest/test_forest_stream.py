@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor
-from mondrian_learn.forest._hyperparameters import FREE, MIN_CRITERION_ROWS, select_prior
+from mondrian_learn.forest._hyperparameters import MIN_CRITERION_ROWS
 
 
 def friedman(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,16 +48,15 @@ def test_prior_is_chosen_again_by_the_fit_criterion_when_the_rows_double() -> No
         if not choices or choices[-1] != at:
             choices.append(at)
             if at >= MIN_CRITERION_ROWS:
-                # A direct call of the criterion on the same trees and rows, the search
-                # starting from the prior chosen before (the heuristic's at the first
-                # choice), gives this prior.
+                # The rule ``fit`` runs (held-out rows of every row seen), called directly on
+                # the same trees and rows with the search starting from the prior chosen
+                # before (the heuristic's at the first choice), gives this prior.
                 direct = copy.deepcopy(model)
                 direct.model_.reset_prior(1)
                 variance, total = direct.model_.target_moments()
-                expected = select_prior(
-                    direct.model_, "evidence", list(FREE), variance, 1, total, initial=chosen
-                )
-                chosen = model.prior_
+                expected = direct._select_prior(direct.model_, variance, total, 1, initial=chosen)
+                assert expected is not None
+                chosen = {k: v for k, v in model.prior_.items() if k != "spread"}
                 for name, value in expected.items():
                     assert model.prior_[name] == pytest.approx(value, rel=1e-6), name
             else:

@@ -303,7 +303,8 @@ class DaskMondrianForest(BaseEstimator):
             labels = self.classes_
             m = self._n_trees()
             return self._folded(X, len(labels), Labels(labels, m), None, labels.dtype)
-        moments = self._folded(X, 2, Moments(self.prior_["mean"], self._n_trees()), 2, float)
+        finish = Moments(self.prior_["mean"], self._n_trees(), self.prior_.get("spread", 1.0))
+        moments = self._folded(X, 3, finish, 2, float)
         mean, std = moments[:, 0], moments[:, 1]
         return (mean, std) if return_std else mean
 

@@ -114,6 +114,8 @@ class ForestPart:
         params.update(n_estimators=stop - first, random_state=random_state, verbose=0)
         self.estimator = kind(**params)
         self.estimator._tree_offset = first
+        # ρ of the held-out rule is carried over to the whole forest's trees, not the part's.
+        self.estimator._forest_trees_whole = int(estimator.n_estimators)
         self.first, self.stop = first, stop
         # Count, mean and sum of squared deviations of the targets seen (Chan et al.'s merge):
         # the scale of the regressor's hyper-parameter search.
@@ -193,6 +195,7 @@ class ForestPart:
         self.estimator.model_.fix_prior(
             p["mean"], p["gamma1"], p["gamma2"], p["noise_variance"], self.estimator._threads()
         )
+        self.estimator.model_.set_spread(p.get("spread", 1.0))
         return self
 
     def summary(self) -> dict[str, Any]:
@@ -219,8 +222,8 @@ class ForestPart:
         X : array-like of shape (n_rows, n_features)
             Points.
         sums : ndarray
-            Regressors: shape (n_rows, 2), Σ w (mean − prior mean) and Σ w (var + (mean −
-            prior mean)²) over the components of the trees before this part; classifiers:
+            Regressors: shape (n_rows, 3), Σ w (mean − prior mean), Σ w (mean − prior mean)²
+            and Σ w var over the components of the trees before this part; classifiers:
             shape (n_rows, n_classes), Σ over those trees of the class probabilities.
 
         Returns
@@ -232,10 +235,7 @@ class ForestPart:
         points = estimator._fitted_input(X)
         threads = estimator._threads()
         if isinstance(estimator, MondrianForestRegressor):
-            offsets, seconds = estimator.model_.fold_moments(
-                points, np.ascontiguousarray(sums[:, 0]), np.ascontiguousarray(sums[:, 1]), threads
-            )
-            return np.column_stack([offsets, seconds])
+            return estimator.model_.fold_moments(points, np.ascontiguousarray(sums), threads)
         return estimator.model_.fold_proba(points, np.ascontiguousarray(sums), threads)
 
     def apply(self, X: Any) -> np.ndarray:

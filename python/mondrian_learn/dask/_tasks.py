@@ -50,14 +50,16 @@ def apply_part(part: ForestPart, block: Any) -> np.ndarray:
 
 class Moments:
     """Mean and standard deviation from the moment sums over ``n_trees`` trees about
-    ``reference`` (the core's ``MomentsFold::finish``, operation for operation)."""
+    ``reference``, the spread of the component means scaled by ``spread`` (the core's
+    ``MomentsFold::finish``, operation for operation)."""
 
-    def __init__(self, reference: float, n_trees: int) -> None:
-        self.reference, self.n_trees = reference, float(n_trees)
+    def __init__(self, reference: float, n_trees: int, spread: float = 1.0) -> None:
+        self.reference, self.n_trees, self.spread = reference, float(n_trees), spread
 
     def __call__(self, sums: np.ndarray) -> np.ndarray:
         offset = sums[:, 0] / self.n_trees
-        var = np.maximum(sums[:, 1] / self.n_trees - offset * offset, 0.0)
+        between = np.maximum(sums[:, 1] / self.n_trees - offset * offset, 0.0)
+        var = sums[:, 2] / self.n_trees + self.spread * self.spread * between
         return np.column_stack([self.reference + offset, np.sqrt(var)])
 
 

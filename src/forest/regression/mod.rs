@@ -101,6 +101,9 @@ pub struct ForestRegressor {
     posteriors: Vec<TreePosterior>,
     /// Number of rows when the prior in use was chosen.
     rows_at_prior_choice: usize,
+    /// ρ, the factor on the spread of the trees' predictive means about their average in
+    /// the forest's predictive ([`mixture::spread_about_mean`]); 1 is the equal mixture.
+    spread: f64,
 }
 
 impl ForestRegressor {
@@ -118,7 +121,24 @@ impl ForestRegressor {
             prior: None,
             posteriors: Vec::new(),
             rows_at_prior_choice: 0,
+            spread: 1.0,
         }
+    }
+
+    /// ρ in use (see the field).
+    pub fn spread(&self) -> f64 {
+        self.spread
+    }
+
+    /// Sets ρ, finite and ≥ 0.
+    pub fn set_spread(&mut self, spread: f64) -> Result<()> {
+        if !(spread.is_finite() && spread >= 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "the spread factor must be finite and >= 0, got {spread}"
+            )));
+        }
+        self.spread = spread;
+        Ok(())
     }
 
     /// Batch fit on rows `x` with targets `y` and optional row weights, growing the trees as
@@ -189,6 +209,13 @@ impl ForestRegressor {
                 .for_each(|(post, tree)| refresh_cavities(tree, &prior, post))
         });
         Ok(())
+    }
+
+    /// Every stored row: its point (row-major, in the forest's coordinates), its target and
+    /// its weight (`None` when every row weighs 1).
+    #[allow(clippy::type_complexity)]
+    pub fn training_rows(&self) -> Result<(Vec<f64>, &[f64], Option<&[f64]>)> {
+        Ok((self.forest.copy_points()?, &self.y, self.weights.values()))
     }
 
     /// The (weighted) population variance and the total weight of the targets seen.
@@ -350,6 +377,8 @@ impl ForestRegressor {
             && self.weights.is_consistent(self.y.len())
             && self.target_stats.is_consistent(self.y.len())
             && self.overrides.is_valid()
+            && self.spread.is_finite()
+            && self.spread >= 0.0
             && self.guidance.tries >= 1
             && self.guidance.locations >= 1
             && self.prior.is_none_or(|p| {

@@ -15,7 +15,9 @@
 //! gets the leaf's posterior plus σ_y².
 
 use super::belief::{path_cavities, Gaussian, TreePosterior};
-use super::mixture::{mixture_quantile, Component, LogDensityFold, MomentsFold};
+use super::mixture::{
+    mixture_quantiles, spread_about_mean, Component, LogDensityFold, MomentSums, MomentsFold,
+};
 use super::prior::GaussianPrior;
 use super::ForestRegressor;
 use crate::error::{Error, Result};
@@ -81,12 +83,12 @@ impl ForestRegressor {
         x: &P,
         pool: &ThreadPool,
     ) -> Result<(Array1<f64>, Array1<f64>)> {
-        let mut sums = vec![(0.0, 0.0); x.n_rows()];
+        let mut sums = vec![(0.0, 0.0, 0.0); x.n_rows()];
         self.fold_moments(x, pool, &mut sums)?;
         let reference = self.prior()?.mean;
         let m = self.forest.trees.len();
         let (mean, var): (Vec<f64>, Vec<f64>) = (sums.into_iter())
-            .map(|s| MomentsFold::resume(reference, s).finish(m))
+            .map(|s| MomentsFold::resume(reference, s).finish(m, self.spread()))
             .unzip();
         Ok((Array1::from(mean), Array1::from(var)))
     }
@@ -100,7 +102,7 @@ impl ForestRegressor {
         &self,
         x: &P,
         pool: &ThreadPool,
-        sums: &mut [(f64, f64)],
+        sums: &mut [MomentSums],
     ) -> Result<()> {
         if sums.len() != x.n_rows() {
             return Err(Error::InvalidInput(format!(
@@ -116,7 +118,7 @@ impl ForestRegressor {
             sums,
             |&s| MomentsFold::resume(reference, s),
             |acc, c, _| acc.add(c),
-            |acc, _| acc.sums(),
+            |acc, _, _| acc.sums(),
         )
     }
 
@@ -139,11 +141,9 @@ impl ForestRegressor {
             &mut out,
             |_| Vec::<Component>::new(),
             |acc, c, _| acc.push(*c),
-            |acc, m| {
-                levels
-                    .iter()
-                    .map(|&q| mixture_quantile(&acc, m, q))
-                    .collect::<Vec<f64>>()
+            |mut acc, m, _| {
+                spread_about_mean(&mut acc, m, self.spread());
+                mixture_quantiles(&acc, m, levels)
             },
         )?;
         Array2::from_shape_vec((x.n_rows(), levels.len()), out.concat())
@@ -165,15 +165,23 @@ impl ForestRegressor {
             x,
             pool,
             &mut out,
-            |_| LogDensityFold::default(),
-            |acc, c, i| acc.add(c, targets[i]),
-            |acc, m| acc.finish(m),
+            |_| Vec::<Component>::new(),
+            |acc, c, _| acc.push(*c),
+            |mut acc, m, i| {
+                spread_about_mean(&mut acc, m, self.spread());
+                let mut fold = LogDensityFold::default();
+                for c in &acc {
+                    fold.add(c, targets[i]);
+                }
+                fold.finish(m)
+            },
         )?;
         Ok(Array1::from(out))
     }
 
     /// Folds every tree's components at each row `i` of `x` into an accumulator (`fold(acc,
-    /// component, i)`, starting from `start(out[i])`) and stores `finish(acc, M)` in `out[i]`.
+    /// component, i)`, starting from `start(out[i])`) and stores `finish(acc, M, i)` in
+    /// `out[i]`.
     ///
     /// Within a block of rows the loop runs tree by tree, so one tree's nodes stay in cache
     /// while all the block's points walk it; each row still sees trees and components in the
@@ -185,7 +193,7 @@ impl ForestRegressor {
         out: &mut [T],
         start: impl Fn(&T) -> A + Sync,
         fold: impl Fn(&mut A, &Component, usize) + Sync,
-        finish: impl Fn(A, usize) -> T + Sync,
+        finish: impl Fn(A, usize, usize) -> T + Sync,
     ) -> Result<()> {
         let prior = self.prior()?;
         let d = self.forest.n_features;
@@ -212,8 +220,8 @@ impl ForestRegressor {
                         }
                     }
                 }
-                for (o, a) in out.iter_mut().zip(acc) {
-                    *o = finish(a, m);
+                for (k, (o, a)) in out.iter_mut().zip(acc).enumerate() {
+                    *o = finish(a, m, first + k);
                 }
             })
     }
@@ -249,7 +257,7 @@ mod tests {
         };
         let whole = fitted(0, 5);
         let probes = uniform_array(40, 3, 9).mapv(|v| 1.5 * v - 0.2);
-        let mut sums = vec![(0.0, 0.0); probes.nrows()];
+        let mut sums = vec![(0.0, 0.0, 0.0); probes.nrows()];
         for part in [fitted(0, 3), fitted(3, 2)] {
             part.fold_moments(&probes.view(), &p, &mut sums)
                 .expect("fold");
@@ -258,7 +266,7 @@ mod tests {
         let (mean, var) = whole.predict(&probes.view(), &p).expect("predict");
         for (i, &s) in sums.iter().enumerate() {
             assert_eq!(
-                MomentsFold::resume(reference, s).finish(5),
+                MomentsFold::resume(reference, s).finish(5, 1.0),
                 (mean[i], var[i])
             );
         }

@@ -24,6 +24,7 @@ struct StoredRef<'a> {
     prior: Option<&'a GaussianPrior>,
     posteriors: &'a [TreePosterior],
     rows_at_prior_choice: usize,
+    spread: f64,
 }
 
 /// The fields read back, in the same order.
@@ -41,6 +42,7 @@ pub(super) struct StoredRegressor {
     #[allow(dead_code)]
     posteriors: Vec<TreePosterior>,
     rows_at_prior_choice: usize,
+    spread: f64,
 }
 
 impl Serialize for ForestRegressor {
@@ -56,6 +58,7 @@ impl Serialize for ForestRegressor {
             prior: self.prior.as_ref(),
             posteriors: &[],
             rows_at_prior_choice: self.rows_at_prior_choice,
+            spread: self.spread,
         }
         .serialize(serializer)
     }
@@ -95,6 +98,7 @@ impl From<StoredRegressor> for ForestRegressor {
             // messages whose cavities an approximate online update had left stale).
             posteriors: Vec::new(),
             rows_at_prior_choice: s.rows_at_prior_choice,
+            spread: s.spread,
         }
     }
 }
