@@ -88,6 +88,12 @@ def main() -> None:
     parser.add_argument(
         "--min-samples-leaf", type=int, default=1, help="of the scikit-learn forests"
     )
+    parser.add_argument(
+        "--hyperparameters", nargs="*", default=[], help="extra MF rows with these rules"
+    )
+    parser.add_argument(
+        "--shuffle", action="store_true", help="a random split of those flights (not in time order)"
+    )
     args = parser.parse_args()
     regressor = import_mondrian_forest_regressor()
     print(machine_info())
@@ -102,6 +108,9 @@ def main() -> None:
     end = args.n_train + args.n_test
     if end > len(y):
         raise SystemExit(f"only {len(y)} flights: n_train + n_test must be <= that")
+    if args.shuffle:
+        order = np.random.default_rng(args.seed).permutation(end)
+        X, y = X[order], y[order]
     split = (X[: args.n_train], y[: args.n_train], X[args.n_train : end], y[args.n_train : end])
     print(
         f"\n{source}: train {args.n_train}, test {args.n_test} (time order), 10 trees, 2 jobs, "
@@ -111,6 +120,10 @@ def main() -> None:
     leaf = {"min_samples_leaf": args.min_samples_leaf, "n_jobs": 2, "random_state": seed}
     models = [
         ("MF (defaults)", regressor(n_estimators=10, random_state=seed, n_jobs=2)),
+        *(
+            (f"MF ({rule})", regressor(10, random_state=seed, n_jobs=2, hyperparameters=rule))
+            for rule in args.hyperparameters
+        ),
         ("RF (std across trees)", RandomForestRegressor(10, **leaf)),
         ("ERT (std across trees)", ExtraTreesRegressor(10, **leaf)),
     ]

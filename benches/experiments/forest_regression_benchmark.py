@@ -237,6 +237,7 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--cache", default="benches/out/regression_peers.json")
     parser.add_argument("--conformal", action="store_true")
+    parser.add_argument("--plot", default=None, help="save a calibration plot here (PNG)")
     args = parser.parse_args()
     header()
     cache_path = Path(args.cache)
@@ -296,6 +297,43 @@ def main() -> None:
                     f"{worst}), width {width}"
                 )
     summarise(table, names, list(mondrian))
+    if args.plot:
+        plot_calibration(table, [n for n in names if n != "CQR"], args.plot, args.repeats)
+
+
+def plot_calibration(table: dict, names: list[str], path: str, repeats: int) -> None:
+    """Observed against nominal coverage of the central intervals, one panel per set."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sets = list(table)
+    columns = min(4, len(sets))
+    rows = -(-len(sets) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 3.2 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, sets):
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
+        for model in names:
+            errors = table[name][model].get("coverage")
+            if errors is not None:
+                observed = np.add(LEVELS, errors)
+                ax.plot(LEVELS, observed, marker="o", ms=3, label=model)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+    for ax in axes.flat[len(sets) :]:
+        ax.axis("off")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("observed coverage")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("nominal coverage")
+    axes.flat[0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"Central intervals on held-out test rows (mean of {repeats} splits)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"saved {path}")
 
 
 def summarise(table: dict, names: list[str], ours: list[str]) -> None:
