@@ -54,7 +54,7 @@ class ConformalIntervals:
             The fitted estimator.
         """
         check_is_fitted(self)
-        X, y = self._calibration_data(X, y)  # type: ignore[attr-defined]
+        X, y = self._training_data(X, y, reset=False)  # type: ignore[attr-defined]
         if y.size == 0:
             raise ValueError("conformalize needs at least one calibration row")
         mean, std = self.predict(X, return_std=True)  # type: ignore[attr-defined]

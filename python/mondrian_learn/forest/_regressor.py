@@ -452,36 +452,14 @@ default="held_out"
         check_parameter("confidence", confidence, [Real(low=0, high=1, closed="neither")])
         return self.predict_quantiles(X, [(1 - confidence) / 2, (1 + confidence) / 2])
 
-    def _calibration_data(self, X: Any, y: Any) -> tuple[Any, np.ndarray]:
-        """Checked calibration rows and their targets as float64."""
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=list(self._point_dtypes),
-            accept_sparse=self._sparse_formats(),
-            y_numeric=True,
-            reset=False,
-        )
-        return X, np.asarray(y, dtype=np.float64)
-
     @document("X", "y", returns="log_density : ndarray of shape (n_samples,)")
     def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
         """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
 
         The negative mean is the NLPD reported in the paper."""
         check_is_fitted(self)
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=list(self._point_dtypes),
-            accept_sparse=self._sparse_formats(),
-            y_numeric=True,
-            reset=False,
-        )
-        X = self._core_input(X)
-        return self.model_.log_density(X, as_core_array(y), self._threads())
+        X, y = self._training_data(X, y, reset=False)
+        return self.model_.log_density(self._core_input(X), y, self._threads())
 
     @property
     def prior_(self) -> dict[str, float]:
