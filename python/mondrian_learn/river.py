@@ -210,7 +210,7 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
 
     The hyper-parameters of the Gaussian prior are chosen as the scikit-learn estimator
     chooses them, again whenever the rows seen have doubled, so they follow the stream
-    (the heuristic below 32 rows, the trees' marginal likelihood beyond). ``predict_one``
+    (the heuristic below 32 rows, the held-out log density of the rows seen beyond). ``predict_one``
     returns 0.0 before any ``learn_one`` (river's convention). ``learn_many`` extends the
     trees by the whole batch at once: faster per row, not the random draw that ``learn_one``
     row by row would make.

@@ -52,12 +52,13 @@ class DaskMondrianForest(BaseEstimator):
     same chunks, whose trees are those of ``fit`` on the first chunk followed by
     ``partial_fit`` on each later one.
 
-    The regressor's hyper-parameters (γ₁, γ₂, σ_y²) are chosen once after the last chunk on
-    all rows, by ``hyperparameters`` scored on the first 4 trees (which part 0 holds), as a
-    batch ``fit`` chooses them, and fixed in every part. ``noise_variance="within_leaf"``
-    pools over all trees and is refused with several parts. The input map to the unit box
-    (``scale_features``) is fixed by the first chunk and then follows the rows' range, as
-    for ``partial_fit``.
+    The regressor's hyper-parameters (γ₁, γ₂, σ_y² and the spread ρ) are chosen once after
+    the last chunk on all rows by part 0 (which sees every row, and holds the first 4 trees
+    that the evidence scores), by ``hyperparameters`` as a batch ``fit`` chooses them (ρ
+    carried over to the whole forest's trees), and fixed in every part.
+    ``noise_variance="within_leaf"`` pools over all trees and is refused with several parts.
+    The input map to the unit box (``scale_features``) is fixed by the first chunk and then
+    follows the rows' range, as for ``partial_fit``.
 
     The trees, and the training points they store for later extension, stay on the workers
     (``parts_``: one Dask future per part); the client holds only their addresses.
