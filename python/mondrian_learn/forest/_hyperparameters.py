@@ -183,6 +183,10 @@ def select_held_out(
         held_w = np.ones(held.size) if weights is None else weights[held]
         forests.append((model, np.ascontiguousarray(points[held]), y[held], held_w))
     total = sum(float(np.sum(w)) for *_, w in forests)
+    if not (np.isfinite(total) and total > 0):
+        # No fold both grows and scores rows (every row a copy of one, or weights that
+        # underflow): nothing to hold out, the prior stays as it is.
+        return {**start, "spread": 1.0}
     names = [*free, "spread"]
     base = {**start, "spread": 1.0}
 
