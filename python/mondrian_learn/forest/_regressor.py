@@ -271,8 +271,9 @@ default="held_out"
     def _scoring_forest(self, model: Any, k: int) -> Any:
         """Scoring forest ``k`` of the held-out rule for ``model``: the same trees' law, on
         points already in its coordinates, its trees seeded after the model's."""
-        free = dict.fromkeys(("prior_mean", "gamma1", "gamma2", "noise_variance"))
-        scoring = self._core_regressor(model.n_features, model.seed, model.lifetime, False, free)
+        # Nothing fixed: the search sets every hyper-parameter of the scoring forests itself.
+        unset = dict.fromkeys(("prior_mean", "gamma1", "gamma2", "noise_variance"))
+        scoring = self._core_regressor(model.n_features, model.seed, model.lifetime, False, unset)
         m = self._forest_trees()
         scoring.offset_trees(m + k * scoring_trees(m))
         return scoring

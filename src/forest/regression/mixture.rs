@@ -30,10 +30,6 @@ pub struct MomentsFold {
 pub type MomentSums = (f64, f64, f64);
 
 impl MomentsFold {
-    pub fn new(reference: f64) -> Self {
-        Self::resume(reference, (0.0, 0.0, 0.0))
-    }
-
     /// A fold that has already taken components summing to `sums` (from [`Self::sums`]):
     /// the trees of one forest may be folded in several processes, one after another.
     pub fn resume(reference: f64, (offset, square, var): MomentSums) -> Self {
