@@ -373,7 +373,8 @@ class MondrianForestClassifier(_FeatureRows, base.MiniBatchClassifier):
     A :class:`mondrian_learn.MondrianForestClassifier` (Lakshminarayanan, Roy & Teh, NIPS
     2014): Mondrian trees extended by the conditional Mondrian with each row, whose class
     distributions are smoothed along each path by a hierarchical normalized stable process,
-    so probabilities fall back smoothly to the prior away from the data.
+    so probabilities fall back smoothly to the prior away from the data; their average is
+    calibrated by the forest's sharpness, chosen on held-out rows.
 
     The forest is built once the stream has shown two classes: before any ``learn_one``,
     ``predict_proba_one`` returns ``{}`` and ``predict_one`` None (river's convention); with
@@ -496,7 +497,8 @@ class MondrianForestClassifier(_FeatureRows, base.MiniBatchClassifier):
 
     def predict_proba_one(self, x: dict, **kwargs: Any) -> dict[base.typing.ClfTarget, float]:
         """Class probabilities: the forest's average of each tree's smoothed class
-        distribution at ``x`` (NIPS 2014, §4).
+        distribution at ``x`` (NIPS 2014, §4), sharpened as the wrapped forest's (its
+        ``sharpness_``, chosen on held-out rows whenever the stream's rows double).
 
         Parameters
         ----------

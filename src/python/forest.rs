@@ -21,6 +21,21 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::ThreadPool;
 
+/// A model's stored targets, of its kind.
+enum Stored {
+    Values(Vec<f64>),
+    Labels(Vec<u32>),
+}
+
+impl Stored {
+    fn len(&self) -> usize {
+        match self {
+            Stored::Values(y) => y.len(),
+            Stored::Labels(y) => y.len(),
+        }
+    }
+}
+
 /// A fitted (or empty) Mondrian forest held by Rust.
 ///
 /// Predictions share the model; updates (and the lazy recomputation of a stale regression
@@ -57,7 +72,7 @@ pub(super) fn regressor(model: &ForestModel) -> Result<&ForestRegressor> {
     }
 }
 
-fn classifier(model: &ForestModel) -> Result<&ForestClassifier> {
+pub(super) fn classifier(model: &ForestModel) -> Result<&ForestClassifier> {
     match model {
         ForestModel::Classifier(m) => Ok(m),
         ForestModel::Regressor(_) => Err(not_a("classifier")),
@@ -317,6 +332,49 @@ impl Forest {
             out.set_item(format!("validation_{name}"), held_out.into_pyarray(py))?;
         }
         Ok(out)
+    }
+
+    /// Every stored row as the trees see it: points (N × D, in the forest's coordinates),
+    /// targets (float64, regression) or class indices (uint32, classification), and weights
+    /// (None when every row weighs 1).
+    #[allow(clippy::type_complexity)]
+    fn training_rows<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        Bound<'py, PyArray2<f64>>,
+        Bound<'py, PyAny>,
+        Option<Bound<'py, PyArray1<f64>>>,
+    )> {
+        let (points, targets, weights, d) = self
+            .inner
+            .peek(py, |model| {
+                let (points, targets, weights) = match model {
+                    ForestModel::Regressor(m) => {
+                        let (p, y, w) = m.training_rows()?;
+                        (p, Stored::Values(y.to_vec()), w)
+                    }
+                    ForestModel::Classifier(m) => {
+                        let (p, y, w) = m.training_rows()?;
+                        (p, Stored::Labels(y.to_vec()), w)
+                    }
+                };
+                let d = points.len().checked_div(targets.len()).unwrap_or(0);
+                Ok::<_, Error>((points, targets, weights.map(<[f64]>::to_vec), d))
+            })
+            .map_err(to_py_err)?;
+        let n = targets.len();
+        let points = ndarray::Array2::from_shape_vec((n, d), points)
+            .map_err(|e| to_py_err(Error::InvalidInput(e.to_string())))?;
+        let targets = match targets {
+            Stored::Values(y) => y.into_pyarray(py).into_any(),
+            Stored::Labels(y) => y.into_pyarray(py).into_any(),
+        };
+        Ok((
+            points.into_pyarray(py),
+            targets,
+            weights.map(|w| w.into_pyarray(py)),
+        ))
     }
 
     /// Classification: the class counts of every node of tree `index` (n_nodes × K).

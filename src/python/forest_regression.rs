@@ -228,40 +228,6 @@ impl Forest {
         previous.map(|p| prior_dict(py, &p)).transpose()
     }
 
-    /// Regression: every stored row, as the trees see it: points (N × D, in the forest's
-    /// coordinates), targets and weights (None when every row weighs 1).
-    #[allow(clippy::type_complexity)]
-    fn training_rows<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(
-        Bound<'py, PyArray2<f64>>,
-        Bound<'py, PyArray1<f64>>,
-        Option<Bound<'py, PyArray1<f64>>>,
-    )> {
-        let (points, y, weights, d) = self
-            .inner
-            .peek(py, |model| {
-                let m = regressor(model)?;
-                let (points, y, weights) = m.training_rows()?;
-                Ok((
-                    points,
-                    y.to_vec(),
-                    weights.map(<[f64]>::to_vec),
-                    m.forest.n_features,
-                ))
-            })
-            .map_err(to_py_err)?;
-        let n = y.len();
-        let points = ndarray::Array2::from_shape_vec((n, d), points)
-            .map_err(|e| to_py_err(crate::error::Error::InvalidInput(e.to_string())))?;
-        Ok((
-            points.into_pyarray(py),
-            y.into_pyarray(py),
-            weights.map(|w| w.into_pyarray(py)),
-        ))
-    }
-
     /// Regression: ρ, the factor on the spread of the trees' predictive means about their
     /// average in the forest's predictive (1: the equal mixture over trees).
     #[getter]

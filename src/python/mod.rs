@@ -5,6 +5,7 @@ mod arrays;
 mod density;
 mod error;
 mod forest;
+mod forest_classification;
 mod forest_regression;
 mod forest_shard;
 mod input_map;

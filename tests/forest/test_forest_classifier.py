@@ -45,10 +45,11 @@ def _expected_discount(eta: float, gamma: float, span: float) -> float:
 
 
 def reference_proba(model: MondrianForestClassifier, X: np.ndarray) -> np.ndarray:
-    """predict_proba written out from the node arrays and class counts, one point at a time."""
+    """predict_proba written out from the node arrays and class counts, one point at a time,
+    the trees' average raised to the power ``sharpness_`` and normalised."""
     Z_ = (X - model.data_min_) / model.data_scale_
     k = len(model.classes_)
-    gamma, floor = model.discount_rate, model.min_discount
+    gamma, floor = model.discount_rate, model.min_discount_
     total = np.zeros((len(X), k))
     for m in range(model.n_estimators):
         a, counts = model.tree_arrays(m), model.node_counts(m).astype(float)
@@ -79,7 +80,8 @@ def reference_proba(model: MondrianForestClassifier, X: np.ndarray) -> np.ndarra
                 base = _ikn(c, max(np.exp(-gamma * span), floor), base)
                 t_parent = a["tau"][j]
             total[i] += keep * base
-    return total / model.n_estimators
+    tempered = (total / model.n_estimators) ** model.sharpness_
+    return tempered / tempered.sum(axis=1, keepdims=True)
 
 
 @pytest.mark.parametrize(

@@ -104,7 +104,8 @@ class DaskMondrianForest(BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
         The classes (classifiers).
     prior_ : dict
-        The regressor's hyper-parameters in use.
+        The regressor's hyper-parameters in use; the classifier's ``min_discount`` and
+        ``sharpness``.
 
     Examples
     --------
@@ -238,9 +239,8 @@ class DaskMondrianForest(BaseEstimator):
         self.n_features_in_ = summaries[0]["n_features_in_"]
         if "feature_names_in_" in summaries[0]:
             self.feature_names_in_ = summaries[0]["feature_names_in_"]
-        if regressor:
-            self.prior_ = summaries[0]["prior"]
-        else:
+        self.prior_ = summaries[0]["prior"]
+        if not regressor:
             self.classes_ = classes
         if estimator.verbose:
             print(
@@ -311,7 +311,9 @@ class DaskMondrianForest(BaseEstimator):
 
     def predict_proba(self, X: Any) -> Any:
         """Classifiers: class probabilities, the average over trees of each tree's
-        branch-off mixture (NIPS 2014, §4); columns in the order of ``classes_``.
+        branch-off mixture (NIPS 2014, §4) raised to the power ``prior_["sharpness"]`` and
+        normalised, as :class:`MondrianForestClassifier` predicts; columns in the order of
+        ``classes_``.
 
         Parameters
         ----------
@@ -325,7 +327,7 @@ class DaskMondrianForest(BaseEstimator):
         """
         check_is_fitted(self, "classes_")
         k = len(self.classes_)
-        return self._folded(X, k, Average(self._n_trees()), k, float)
+        return self._folded(X, k, Average(self._n_trees(), self.prior_["sharpness"]), k, float)
 
     def apply(self, X: Any) -> Any:
         """Leaf id of every point in every tree.

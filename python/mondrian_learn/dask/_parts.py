@@ -11,7 +11,10 @@ the forest one process would grow from the same chunks — tree for tree, bit fo
 What is not per tree is settled here. The regressor's hyper-parameters are chosen once, after
 the last chunk, on all rows, by the criterion of ``hyperparameters`` on the first
 ``SCORED_TREES`` trees — the rule of a batch ``fit`` — and fixed in every part; part 0 holds
-those trees (:func:`tree_ranges`). Predictions fold the parts' trees in tree order into
+those trees (:func:`tree_ranges`). The classifier's sharpness and least discount are chosen as
+a stream chooses them (on the first chunk, then whenever the rows have doubled), by every part
+alike: each holds the same rows and seeds the same scoring trees, so each makes the same
+choice. Predictions fold the parts' trees in tree order into
 running sums (:mod:`mondrian_learn.dask._forest`). Nothing here imports Dask: the same parts
 stream a memory map or parquet row groups on one machine (:func:`fit_chunks`).
 """
@@ -77,12 +80,10 @@ class _Part:
         model.offset_trees(self._tree_offset)
         return model
 
-    def _finish_fit(self, *args: Any) -> None:
-        """Nothing at the first chunk (see :meth:`ForestPart.choose_prior`)."""
-
 
 class _PartRegressor(_Part, MondrianForestRegressor):
-    pass
+    def _finish_fit(self, *args: Any) -> None:
+        """Nothing at the first chunk (see :meth:`ForestPart.choose_prior`)."""
 
 
 class _PartClassifier(_Part, MondrianForestClassifier):
@@ -204,7 +205,8 @@ class ForestPart:
         Returns
         -------
         summary : dict
-            ``first``, ``stop``, ``n_trees``, ``n_rows`` and, for regressors, ``prior``.
+            ``first``, ``stop``, ``n_trees``, ``n_rows`` and ``prior`` (the regressor's
+            hyper-parameters; the classifier's ``min_discount`` and ``sharpness``).
         """
         estimator = self.estimator
         model = estimator.model_
@@ -212,6 +214,11 @@ class ForestPart:
         out["n_rows"] = model.n_rows
         if isinstance(estimator, MondrianForestRegressor):
             out["prior"] = estimator.prior_
+        else:
+            out["prior"] = {
+                "min_discount": estimator.min_discount_,
+                "sharpness": estimator.sharpness_,
+            }
         return out
 
     def fold(self, X: Any, sums: np.ndarray) -> np.ndarray:

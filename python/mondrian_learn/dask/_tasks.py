@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from mondrian_learn.dask._parts import ForestPart
+from mondrian_learn.forest._sharpness import sharpen
 
 
 def update(part: ForestPart, X: Any, y: Any, classes: Any) -> ForestPart:
@@ -64,13 +65,13 @@ class Moments:
 
 
 class Average:
-    """Class probabilities from their sums over ``n_trees`` trees."""
+    """Class probabilities from their sums over ``n_trees`` trees, sharpened by τ."""
 
-    def __init__(self, n_trees: int) -> None:
-        self.n_trees = float(n_trees)
+    def __init__(self, n_trees: int, sharpness: float = 1.0) -> None:
+        self.n_trees, self.sharpness = float(n_trees), sharpness
 
     def __call__(self, sums: np.ndarray) -> np.ndarray:
-        return sums / self.n_trees
+        return sharpen(sums / self.n_trees, self.sharpness)
 
 
 class Labels(Average):

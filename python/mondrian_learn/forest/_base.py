@@ -174,6 +174,10 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         self.model_ = model
         return self
 
+    def _forest_trees(self) -> int:
+        """M, the trees of the whole forest (a Dask part holds some of them)."""
+        return int(getattr(self, "_forest_trees_whole", self.n_estimators))
+
     def _update(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         if hasattr(self, "model_"):
             self._place_points(self.model_)

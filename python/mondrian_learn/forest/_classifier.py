@@ -21,6 +21,17 @@ from mondrian_learn._validation import (
     is_core_ready,
 )
 from mondrian_learn.forest._base import POINT_STORE_DOC, REFIT_DOC, MondrianForestBase
+from mondrian_learn.forest._hyperparameters import MIN_CRITERION_ROWS
+from mondrian_learn.forest._sharpness import (
+    GROWTH,
+    half_scoring_trees,
+    select_sharpness,
+    sharpen,
+)
+
+#: The least discount until one is chosen (a stream's first rows), and the one the benchmark
+#: sets gave the lowest log loss with before it was chosen.
+DEFAULT_MIN_DISCOUNT = 0.01
 
 
 class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
@@ -52,6 +63,17 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     pure leaf's discount is ``exp(−γ · ∞) = 0`` and it would predict exact 0/1 probabilities
     (an infinite log loss on any point it misclassifies); the floor keeps every probability
     positive.
+
+    Calibrated probabilities (our addition): the average p̄ of the trees' distributions is
+    under-confident where the trees disagree (they are draws from the Mondrian prior, not its
+    posterior), so the forest predicts ``p_k ∝ p̄_k^τ`` with the sharpness τ (τ = 1: the
+    paper's average; temperature scaling, Guo et al., ICML 2017). τ and ``min_discount`` are
+    chosen by the forest's log loss on rows its trees were not grown on, as the regressor
+    chooses its prior: rows go to folds by a seeded hash of their values, each fold used is
+    scored by a few extra trees grown on the others (an eighth of ``n_estimators``, at most
+    8 per fold; discarded after), and the loss is carried over from their number to
+    ``n_estimators`` trees by its 1/K dependence on the number of trees averaged. A stream
+    chooses them again whenever its rows have doubled.
 
     Label-guided cuts (the poster): when a block's split time comes, ``candidate_dimensions``
     dimensions are drawn with probability ∝ extent and ``candidate_locations`` locations
@@ -85,9 +107,15 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         ``data_scale_``), chosen again from the range of every row seen when ``partial_fit``
         refits the forest (see :meth:`partial_fit`); False keeps raw coordinates.
     discount_rate : float or None, default=None
-        γ of the discounts, per unit of ``lifetime``; None: 10 · n_features, the paper's value.
-    min_discount : float, default=0.01
-        The least discount of any node, in [0, 1].
+        γ of the discounts, per unit of ``lifetime``; None: 10 · n_features, the paper's value
+        (the probabilities barely depend on it: a thousandfold change moved the benchmark
+        sets' log loss in the fourth digit).
+    min_discount : float or None, default=None
+        The least discount of any node, in [0, 1]; None: chosen on held-out rows (0.01 until
+        a stream holds 32 rows).
+    sharpness : float or None, default=None
+        τ > 0 of ``p_k ∝ p̄_k^τ``; None: chosen on held-out rows (1 until a stream holds 32
+        rows). ``sharpness=1, min_discount=0.01`` is the forest of NIPS 2014 with our floor.
     candidate_dimensions : int, float or "sqrt", default=1/3
         T: dimensions drawn per cut (an int; a fraction of n_features, at least 1; "sqrt":
         √n_features, the poster's choice). 1 with ``candidate_locations=1``: label-blind
@@ -101,6 +129,10 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels, sorted.
+    sharpness_ : float
+        τ in use.
+    min_discount_ : float
+        The least discount in use.
     model_ : mondrian_learn._core.Forest
         The fitted trees and class counts (node arrays via :meth:`tree_arrays`, counts via
         :meth:`node_counts`).
@@ -124,7 +156,8 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     _parameters = {
         **MondrianForestBase._parameters,
         "discount_rate": Param(None, None, Real(low=0)),
-        "min_discount": Param(0.01, Real(low=0, high=1)),
+        "min_discount": Param(None, None, Real(low=0, high=1)),
+        "sharpness": Param(None, None, Real(low=0, closed="right")),
     }
 
     def _training_data(
@@ -163,19 +196,69 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         return as_core_array(indices, dtype=np.uint32)
 
     def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
-        rate = self.discount_rate
+        return self._core_classifier(n_features, seed, lifetime, bool(self.scale_features))
+
+    def _core_classifier(self, n_features: int, seed: int, lifetime: float, scale: bool) -> Any:
+        floor = self.min_discount
         return _core.Forest.classifier(
             n_features,
             len(self.classes_),
             lifetime,
             int(self.min_samples_split),
             seed,
-            10.0 * n_features if rate is None else float(rate),
-            float(self.min_discount),
+            self._discount_rate(n_features),
+            DEFAULT_MIN_DISCOUNT if floor is None else float(floor),
             self._candidates(n_features),
             int(self.candidate_locations),
-            bool(self.scale_features),
+            scale,
         )
+
+    def _discount_rate(self, n_features: int) -> float:
+        rate = self.discount_rate
+        return 10.0 * n_features if rate is None else float(rate)
+
+    def _finish_fit(
+        self, model: Any, y: np.ndarray, weights: np.ndarray | None, n_jobs: int
+    ) -> None:
+        self._choose_sharpness(model, n_jobs)
+
+    def _choose_sharpness(self, model: Any, n_jobs: int) -> None:
+        """Choose τ and ``min_discount`` where not fixed (class docstring) on every row the
+        model holds, and set them; with too few rows to hold out, the fixed or starting
+        values stand."""
+        fixed = {"min_discount": self.min_discount, "sharpness": self.sharpness}
+        choice = None
+        if any(value is None for value in fixed.values()):
+            choice = select_sharpness(
+                model.training_rows(),
+                lambda k: self._scoring_forest(model, k),
+                self._forest_trees(),
+                model.discounts[0],
+                fixed,
+                n_jobs,
+                model.seed,
+            )
+        if choice is not None:
+            model.set_discounts(model.discounts[0], choice["min_discount"])
+            self.sharpness_ = choice["sharpness"]
+            self._rows_at_choice_ = model.n_rows
+        else:
+            self.sharpness_ = 1.0 if self.sharpness is None else float(self.sharpness)
+            self._rows_at_choice_ = 0
+
+    def _scoring_forest(self, model: Any, k: int) -> Any:
+        """Scoring forest ``k`` of the held-out rule for ``model``: the same trees' law, on
+        points already in its coordinates, its trees seeded after the model's."""
+        scoring = self._core_classifier(model.n_features, model.seed, model.lifetime, False)
+        m = self._forest_trees()
+        scoring.offset_trees(m + k * half_scoring_trees(m))
+        return scoring
+
+    @property
+    def min_discount_(self) -> float:
+        """The least discount in use (chosen, or ``min_discount``)."""
+        check_is_fitted(self)
+        return float(self.model_.discounts[1])
 
     @restore_on_failure
     def partial_fit(
@@ -223,11 +306,14 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         if sample_weight is None:
             X = self._core_input(X)
             self.model_.partial_fit(X, self._class_indices(y), self._threads())
-            return self
-        weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        if weights is not None and len(weights):
-            X, y = self._core_input(X[keep]), self._class_indices(np.asarray(y)[keep])
-            self.model_.partial_fit(X, y, self._threads(), weights)
+        else:
+            weights, keep = check_sample_weight(sample_weight, X.shape[0])
+            if weights is not None and len(weights):
+                X, y = self._core_input(X[keep]), self._class_indices(np.asarray(y)[keep])
+                self.model_.partial_fit(X, y, self._threads(), weights)
+        due = max(MIN_CRITERION_ROWS, GROWTH * self._rows_at_choice_)
+        if self.model_.n_rows >= due:
+            self._choose_sharpness(self.model_, self._threads())
         return self
 
     partial_fit.__doc__ = (partial_fit.__doc__ or "").replace("{REFIT_DOC}", REFIT_DOC)
@@ -235,9 +321,10 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     @document("X", returns="proba : ndarray of shape (n_samples, n_classes)")
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities: the forest's average of each tree's branch-off mixture of
-        smoothed class distributions (class notes); columns in the order of ``classes_``."""
+        smoothed class distributions, raised to the power ``sharpness_`` and normalised
+        (class notes); columns in the order of ``classes_``."""
         X = self._fitted_input(X)
-        return self.model_.predict_proba(X, self._threads())
+        return sharpen(self.model_.predict_proba(X, self._threads()), self.sharpness_)
 
     @document("X", returns="log_proba : ndarray of shape (n_samples, n_classes)")
     def predict_log_proba(self, X: Any) -> np.ndarray:

@@ -91,12 +91,12 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(31))
 
 
-def row_hashes(points: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
-    """A seeded 64-bit hash of each row's values (point and target): the held-out folds
-    depend on what the rows are, not on their order, and copies of a row share a fold (so a
-    held-out row is never also grown on)."""
-    h = _mix(np.full(len(y), np.uint64(seed % 2**64)))
-    columns = [points[:, k] for k in range(points.shape[1])] + [y]
+def row_hashes(points: np.ndarray, y: np.ndarray | None, seed: int) -> np.ndarray:
+    """A seeded 64-bit hash of each row's values (point, and target unless ``y`` is None): the
+    held-out folds depend on what the rows are, not on their order, and copies of a row share
+    a fold (so a held-out row is never also grown on)."""
+    h = _mix(np.full(points.shape[0], np.uint64(seed % 2**64)))
+    columns = [points[:, k] for k in range(points.shape[1])] + ([] if y is None else [y])
     for column in columns:
         values = np.ascontiguousarray(column, dtype=np.float64) + 0.0  # −0.0 → 0.0
         with np.errstate(over="ignore"):
@@ -105,10 +105,11 @@ def row_hashes(points: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
 
 
 def held_out_folds(
-    points: np.ndarray, y: np.ndarray, seed: int
+    points: np.ndarray, y: np.ndarray | None, seed: int
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """The (grown-on, scored) row indices of each fold the held-out rule uses: rows go to
-    ``FOLDS`` folds by their hash (:func:`row_hashes`), as many folds are used as reach
+    ``FOLDS`` folds by their hash (:func:`row_hashes`; of the points alone when ``y`` is
+    None), as many folds are used as reach
     ``HELD_OUT_ROWS`` scored rows, and the last fold's scored rows are those of smallest hash
     up to that count."""
     h = row_hashes(points, y, seed)

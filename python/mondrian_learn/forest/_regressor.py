@@ -278,10 +278,6 @@ default="held_out"
         scoring.offset_trees(m + k * scoring_trees(m))
         return scoring
 
-    def _forest_trees(self) -> int:
-        """M, the trees of the whole forest (a Dask part holds some of them)."""
-        return int(getattr(self, "_forest_trees_whole", self.n_estimators))
-
     @restore_on_failure
     @document("X", "y", "sample_weight")
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> MondrianForestRegressor:

@@ -197,6 +197,37 @@ impl ForestClassifier {
         Ok(())
     }
 
+    /// Every stored row as the trees see it: points (N × D, row-major, in the forest's
+    /// coordinates), class indices and weights (None when every row weighs 1).
+    #[allow(clippy::type_complexity)]
+    pub fn training_rows(&self) -> Result<(Vec<f64>, &[u32], Option<&[f64]>)> {
+        Ok((
+            self.forest.copy_points()?,
+            &self.labels,
+            self.weights.values(),
+        ))
+    }
+
+    /// The discounts' rate γ and floor.
+    pub fn discounts(&self) -> (f64, f64) {
+        (self.discount_rate, self.min_discount)
+    }
+
+    /// Sets the discounts' rate γ (finite, ≥ 0) and floor (in [0, 1]); the trees and counts do
+    /// not depend on them, only the node means, which are computed again when next needed.
+    pub fn set_discounts(&mut self, rate: f64, floor: f64) -> Result<()> {
+        if !(rate.is_finite() && rate >= 0.0 && (0.0..=1.0).contains(&floor)) {
+            return Err(Error::InvalidInput(format!(
+                "discount rate {rate} (finite, ≥ 0) or floor {floor} (in [0, 1]) out of range"
+            )));
+        }
+        if (rate, floor) != (self.discount_rate, self.min_discount) {
+            (self.discount_rate, self.min_discount) = (rate, floor);
+            self.means.clear();
+        }
+        Ok(())
+    }
+
     /// Whether a prediction of `n_rows` rows should first compute every node's mean
     /// ([`Self::ensure_means`]): when computing them along the rows' paths would cost more.
     pub fn means_worth_refreshing(&self, n_rows: usize) -> bool {
@@ -326,6 +357,32 @@ mod tests {
             leaves(&guided),
             leaves(&model)
         );
+    }
+
+    #[test]
+    fn set_discounts_recomputes_the_means_as_a_model_built_with_them() {
+        let (x, y) = labelled(300, 3);
+        let mut model = fitted(&x, &y, Guidance::NONE);
+        let forest = MondrianForest::new(TreeParams::new(f64::INFINITY, 2), 2, 7).expect("ok");
+        let mut built = ForestClassifier::new(forest, 2, (5.0, 0.2), Guidance::NONE);
+        let p = pool(2).expect("pool");
+        let go = Interrupt::default();
+        built
+            .fit(&x.view(), &y.view(), None, &growing(4, &p, &go), |_| Ok(()))
+            .expect("fit");
+        let queries = uniform_array(50, 2, 9);
+        let before = model.predict_proba(&queries.view(), &p).expect("proba");
+        model.set_discounts(5.0, 0.2).expect("valid");
+        assert!(!model.means_are_fresh());
+        let after = model.predict_proba(&queries.view(), &p).expect("proba");
+        assert_eq!(
+            after,
+            built.predict_proba(&queries.view(), &p).expect("proba")
+        );
+        assert!(after != before);
+        assert!(model.set_discounts(f64::NAN, 0.1).is_err());
+        assert!(model.set_discounts(1.0, -0.1).is_err());
+        assert_eq!(model.discounts(), (5.0, 0.2));
     }
 
     #[test]
