@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use serde::{de::DeserializeOwned, Serialize};
 
 /// Bumped whenever a serialised struct changes shape.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 const MAGIC: &[u8; 4] = b"MLRN";
 
 /// Magic bytes, format version, the CRC-32 of the body, then the body: the postcard encoding

@@ -26,7 +26,6 @@ from mondrian_learn.forest._sharpness import (
     GROWTH,
     half_scoring_trees,
     select_sharpness,
-    sharpen,
 )
 
 #: The least discount until one is chosen (a stream's first rows), and the one the benchmark
@@ -240,10 +239,10 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             )
         if choice is not None:
             model.set_discounts(model.discounts[0], choice["min_discount"])
-            self.sharpness_ = choice["sharpness"]
+            model.set_sharpness(choice["sharpness"])
             self._rows_at_choice_ = model.n_rows
         else:
-            self.sharpness_ = 1.0 if self.sharpness is None else float(self.sharpness)
+            model.set_sharpness(1.0 if self.sharpness is None else float(self.sharpness))
             self._rows_at_choice_ = 0
 
     def _scoring_forest(self, model: Any, k: int) -> Any:
@@ -253,6 +252,12 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         m = self._forest_trees()
         scoring.offset_trees(m + k * half_scoring_trees(m))
         return scoring
+
+    @property
+    def sharpness_(self) -> float:
+        """τ in use (chosen, or ``sharpness``)."""
+        check_is_fitted(self)
+        return float(self.model_.sharpness)
 
     @property
     def min_discount_(self) -> float:
@@ -324,7 +329,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         smoothed class distributions, raised to the power ``sharpness_`` and normalised
         (class notes); columns in the order of ``classes_``."""
         X = self._fitted_input(X)
-        return sharpen(self.model_.predict_proba(X, self._threads()), self.sharpness_)
+        return self.model_.predict_proba(X, self._threads())
 
     @document("X", returns="log_proba : ndarray of shape (n_samples, n_classes)")
     def predict_log_proba(self, X: Any) -> np.ndarray:

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from mondrian_learn import _core
 from mondrian_learn.forest._hyperparameters import MIN_CRITERION_ROWS, held_out_folds
 
 #: Least discounts tried (the paper's rule is 0; 0.01 was the fixed default): larger floors
@@ -59,44 +60,37 @@ def half_scoring_trees(n_estimators: int) -> int:
 
 
 def sharpen(proba: np.ndarray, sharpness: float) -> np.ndarray:
-    """``proba ** sharpness`` normalised per row (module docstring); ``proba`` as it is for
-    τ = 1."""
+    """``proba ** sharpness`` normalised per row (module docstring), computed as the core
+    computes a classifier's predictions; ``proba`` as it is for τ = 1."""
     if sharpness == 1.0:
         return proba
-    with np.errstate(divide="ignore"):
-        logits = sharpness * np.log(proba)
-    logits -= np.max(logits, axis=1, keepdims=True)
-    out = np.exp(logits)
-    out /= np.sum(out, axis=1, keepdims=True)
-    return out
+    return _core.sharpen(np.ascontiguousarray(proba, dtype=np.float64), float(sharpness))
 
 
-def _log_loss(proba: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> float:
-    """Weighted mean −log of each row's probability of its label."""
-    picked = proba[np.arange(len(labels)), labels]
-    with np.errstate(divide="ignore"):
-        return float(-np.dot(weights, np.log(picked)) / np.sum(weights))
+def _tempered_loss(log_p: np.ndarray, held: tuple[np.ndarray, np.ndarray], tau: float) -> float:
+    """Weighted mean log loss of the rows' labels under ``sharpen(exp(log_p), tau)``;
+    ``held``: (labels, weights)."""
+    labels, weights = held
+    z = tau * log_p
+    top = np.max(z, axis=1)
+    log_norm = top + np.log(np.sum(np.exp(z - top[:, None]), axis=1))
+    picked = z[np.arange(len(labels)), labels]
+    return float(np.dot(weights, log_norm - picked) / np.sum(weights))
 
 
-def _held_out_loss(scored: list, tau: float, whole: bool) -> float:
-    """The held-out log loss at sharpness ``tau`` of each fold's S-tree forest (the average of
-    its two scoring forests; ``whole``) or of its S/2-tree forests (the mean of their losses)."""
-    total_loss, total_w = 0.0, 0.0
-    for (a, b), y, w in scored:
-        if whole:
-            value = _log_loss(sharpen((a + b) / 2, tau), y, w)
-        else:
-            value = (_log_loss(sharpen(a, tau), y, w) + _log_loss(sharpen(b, tau), y, w)) / 2
-        weight = float(np.sum(w))
-        total_loss += weight * value
-        total_w += weight
-    return total_loss / total_w
+def _held_out_loss(logs: dict[str, np.ndarray], held: tuple, tau: float, whole: bool) -> float:
+    """The held-out log loss at sharpness ``tau`` of the folds' S-tree forests (the average of
+    their two scoring forests; ``whole``) or of their S/2-tree forests (the mean of the two
+    losses); ``logs``: the log probabilities of each at every held-out row."""
+    if whole:
+        return _tempered_loss(logs["whole"], held, tau)
+    return (_tempered_loss(logs["a"], held, tau) + _tempered_loss(logs["b"], held, tau)) / 2
 
 
-def _best_sharpness(scored: list, whole: bool) -> tuple[float, float]:
+def _best_sharpness(logs: dict[str, np.ndarray], held: tuple, whole: bool) -> tuple[float, float]:
     """τ minimising :func:`_held_out_loss` in ``SHARPNESS_BOUNDS``, and that loss."""
     result = minimize_scalar(
-        lambda log_tau: _held_out_loss(scored, math.exp(log_tau), whole),
+        lambda log_tau: _held_out_loss(logs, held, math.exp(log_tau), whole),
         bounds=np.log(SHARPNESS_BOUNDS),
         method="bounded",
         options={"xatol": 1e-3},
@@ -144,8 +138,8 @@ def select_sharpness(
     total = float(len(labels) if weights is None else np.sum(weights))
     if not total >= MIN_CRITERION_ROWS:
         return None
-    half = half_scoring_trees(n_estimators)
-    n_scoring = 2 * half
+    n_half = half_scoring_trees(n_estimators)
+    n_scoring = 2 * n_half
     folds = []
     # Folds by the points alone: the choice does not depend on how the classes are coded.
     for k, (grown, held) in enumerate(held_out_folds(points, None, seed)):
@@ -155,33 +149,40 @@ def select_sharpness(
         pair = []
         for h in range(2):
             model = scoring_forest(2 * k + h)
-            model.fit(points[grown], labels[grown], half, n_jobs, half, None, w)
+            model.fit(points[grown], labels[grown], n_half, n_jobs, n_half, None, w)
             pair.append(model)
-        held_w = np.ones(held.size) if weights is None else weights[held]
-        folds.append((pair, np.ascontiguousarray(points[held]), labels[held], held_w))
-    if not folds or not sum(float(np.sum(w)) for *_, w in folds) > 0:
+        folds.append((pair, np.ascontiguousarray(points[held]), held))
+    if not folds:
+        return None
+    rows_held = np.concatenate([held for *_, held in folds])
+    held_rows = (
+        labels[rows_held].astype(np.intp),
+        np.ones(rows_held.size) if weights is None else weights[rows_held],
+    )
+    if not np.sum(held_rows[1]) > 0:
         return None
     floors = MIN_DISCOUNTS if fixed["min_discount"] is None else (fixed["min_discount"],)
     carry = 1.0 - n_scoring / n_estimators
     best: tuple[float, float, float] | None = None
     for floor in floors:
-        scored = []
-        for pair, x, y, w in folds:
-            probas = []
-            for model in pair:
+        a, b = [], []
+        for (first, second), x, _ in folds:
+            for model, out in ((first, a), (second, b)):
                 model.set_discounts(discount_rate, floor)
-                probas.append(model.predict_proba(x, n_jobs))
-            scored.append((probas, y, w))
+                out.append(model.predict_proba(x, n_jobs))
+        p_a, p_b = np.concatenate(a), np.concatenate(b)
+        with np.errstate(divide="ignore"):
+            logs = {"whole": np.log((p_a + p_b) / 2), "a": np.log(p_a), "b": np.log(p_b)}
         if fixed["sharpness"] is not None:
             tau = float(fixed["sharpness"])
-            whole = _held_out_loss(scored, tau, whole=True)
-            half = _held_out_loss(scored, tau, whole=False)
+            whole = _held_out_loss(logs, held_rows, tau, whole=True)
+            halves = _held_out_loss(logs, held_rows, tau, whole=False)
         else:
-            tau_whole, whole = _best_sharpness(scored, whole=True)
-            tau_half, half = _best_sharpness(scored, whole=False)
+            tau_whole, whole = _best_sharpness(logs, held_rows, whole=True)
+            tau_half, halves = _best_sharpness(logs, held_rows, whole=False)
             tau = tau_whole + (tau_whole - tau_half) * carry
             tau = float(np.clip(tau, *SHARPNESS_BOUNDS))
-        value = whole - (half - whole) * carry
+        value = whole - (halves - whole) * carry
         if np.isfinite(value) and (best is None or value < best[0]):
             best = (value, floor, tau)
     if best is None:

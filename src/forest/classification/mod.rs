@@ -10,6 +10,7 @@ pub mod counts;
 pub mod entropy;
 pub mod path;
 pub mod predictive;
+pub mod sharpness;
 pub mod smoothing;
 mod stored;
 
@@ -54,6 +55,8 @@ pub struct ForestClassifier {
     pub discount_rate: f64,
     /// The least discount of any node (keeps every class's probability positive).
     pub min_discount: f64,
+    /// τ of the sharpened average `p_k ∝ p̄_k^τ` ([`sharpness`]; 1: the trees' average).
+    sharpness: f64,
     pub guidance: Guidance,
 }
 
@@ -96,6 +99,7 @@ impl ForestClassifier {
             means: Vec::new(),
             discount_rate,
             min_discount,
+            sharpness: 1.0,
             guidance,
         }
     }
@@ -208,6 +212,22 @@ impl ForestClassifier {
         ))
     }
 
+    /// τ of the sharpened average.
+    pub fn sharpness(&self) -> f64 {
+        self.sharpness
+    }
+
+    /// Sets τ (finite, > 0).
+    pub fn set_sharpness(&mut self, tau: f64) -> Result<()> {
+        if !sharpness::is_valid(tau) {
+            return Err(Error::InvalidInput(format!(
+                "sharpness {tau} out of range (finite, > 0)"
+            )));
+        }
+        self.sharpness = tau;
+        Ok(())
+    }
+
     /// The discounts' rate γ and floor.
     pub fn discounts(&self) -> (f64, f64) {
         (self.discount_rate, self.min_discount)
@@ -271,6 +291,7 @@ impl ForestClassifier {
             && self.discount_rate.is_finite()
             && self.discount_rate >= 0.0
             && (0.0..=1.0).contains(&self.min_discount)
+            && sharpness::is_valid(self.sharpness)
             && self.guidance.tries >= 1
             && self.guidance.locations >= 1
             && self.labels.len() == self.forest.n_rows()

@@ -31,13 +31,15 @@ use ndarray::Array2;
 use rayon::ThreadPool;
 
 impl ForestClassifier {
-    /// Class probabilities at each row of `x` (N × K, rows summing to 1).
+    /// Class probabilities at each row of `x` (N × K, rows summing to 1): the trees' average,
+    /// sharpened by τ.
     pub fn predict_proba<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Array2<f64>> {
         let k = self.n_classes;
         let mut out = vec![0.0; x.n_rows() * k];
         self.fold_proba(x, pool, &mut out)?;
         let m = self.forest.trees.len() as f64;
         out.iter_mut().for_each(|v| *v /= m);
+        super::sharpness::sharpen_rows(&mut out, k, self.sharpness);
         Array2::from_shape_vec((x.n_rows(), k), out).map_err(|e| Error::InvalidInput(e.to_string()))
     }
 

@@ -18,6 +18,7 @@ pub(super) struct StoredClassifier {
     n_classes: usize,
     discount_rate: f64,
     min_discount: f64,
+    sharpness: f64,
     guidance: Guidance,
 }
 
@@ -45,6 +46,7 @@ impl From<StoredClassifier> for ForestClassifier {
             means: Vec::new(),
             discount_rate: s.discount_rate,
             min_discount: s.min_discount,
+            sharpness: s.sharpness,
             guidance: s.guidance,
         }
     }
