@@ -349,17 +349,16 @@ impl Forest {
         let (points, targets, weights, d) = self
             .inner
             .peek(py, |model| {
-                let (points, targets, weights) = match model {
+                let (points, targets, weights, d) = match model {
                     ForestModel::Regressor(m) => {
                         let (p, y, w) = m.training_rows()?;
-                        (p, Stored::Values(y.to_vec()), w)
+                        (p, Stored::Values(y.to_vec()), w, m.forest.n_features)
                     }
                     ForestModel::Classifier(m) => {
                         let (p, y, w) = m.training_rows()?;
-                        (p, Stored::Labels(y.to_vec()), w)
+                        (p, Stored::Labels(y.to_vec()), w, m.forest.n_features)
                     }
                 };
-                let d = points.len().checked_div(targets.len()).unwrap_or(0);
                 Ok::<_, Error>((points, targets, weights.map(<[f64]>::to_vec), d))
             })
             .map_err(to_py_err)?;

@@ -24,12 +24,11 @@ pub fn sharpen<'py>(
             "sharpness {sharpness} out of range (finite, > 0)"
         )));
     }
-    let mut out = proba.as_array().to_owned();
-    let k = out.ncols();
-    if let Some(values) = out.as_slice_mut() {
-        sharpen_rows(values, k, sharpness);
-    }
-    Ok(out.into_pyarray(py))
+    let view = proba.as_array();
+    let (n, k) = view.dim();
+    let mut values: Vec<f64> = view.iter().copied().collect(); // row-major, any input layout
+    sharpen_rows(&mut values, k, sharpness);
+    Ok(super::arrays::to_array2(n, k, values)?.into_pyarray(py))
 }
 
 #[pymethods]

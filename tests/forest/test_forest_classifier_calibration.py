@@ -30,9 +30,7 @@ def _paired_gain(
     error (the rows are independent draws)."""
     index = np.searchsorted(model.classes_, y)
     rows = np.arange(len(y))
-    gain = np.log(model.predict_proba(X)[rows, index]) - np.log(
-        paper.predict_proba(X)[rows, index]
-    )
+    gain = np.log(model.predict_proba(X)[rows, index]) - np.log(paper.predict_proba(X)[rows, index])
     return float(gain.mean()), float(gain.std(ddof=1) / np.sqrt(len(y)))
 
 
@@ -53,9 +51,7 @@ def _separated_classes(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return centres[y] + rng.normal(size=(n, 6)), y
 
 
-@pytest.mark.parametrize(
-    ("draw", "sharper"), [(_noisy_labels, False), (_separated_classes, True)]
-)
+@pytest.mark.parametrize(("draw", "sharper"), [(_noisy_labels, False), (_separated_classes, True)])
 def test_the_choice_beats_the_papers_average_on_new_rows(draw, sharper) -> None:  # type: ignore[no-untyped-def]
     X, y = draw(2000, 0)
     X_test, y_test = draw(20000, 1)
@@ -111,3 +107,31 @@ def test_a_stream_chooses_as_a_batch_fit_on_the_same_rows() -> None:
     stream.partial_fit(X[199:], y[199:])
     batch = MondrianForestClassifier(**params).fit(X, y)
     assert (stream.sharpness_, stream.min_discount_) == (batch.sharpness_, batch.min_discount_)
+
+
+def test_a_stream_that_cannot_hold_out_rows_is_not_retried_on_every_row() -> None:
+    """One class so far: no fold can score, and the next attempt waits for the rows to
+    double (attempts at 32 and 64 rows of 100, not at every row)."""
+    X, _ = _noisy_labels(100, 6)
+    stream = MondrianForestClassifier(n_estimators=4, random_state=0)
+    for i in range(100):
+        stream.partial_fit(X[i : i + 1], [0], classes=[0, 1])
+    assert stream._rows_at_choice_ == 64
+    assert stream.sharpness_ == 1.0
+
+
+def test_a_fixed_floor_of_zero_still_chooses_the_sharpness() -> None:
+    """With min_discount=0 a held-out label can have probability 0; the choice stays finite."""
+    X, y = _separated_classes(1000, 7)
+    model = MondrianForestClassifier(n_estimators=8, random_state=0, min_discount=0.0).fit(X, y)
+    assert model.min_discount_ == 0.0 and model.sharpness_ != 1.0
+    np.testing.assert_allclose(model.predict_proba(X[:50]).sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_the_core_sharpens_any_memory_layout() -> None:
+    from mondrian_learn import _core
+
+    p = np.random.default_rng(1).dirichlet(np.ones(4), size=6)
+    np.testing.assert_array_equal(_core.sharpen(np.asfortranarray(p), 1.7), _core.sharpen(p, 1.7))
+    with pytest.raises(ValueError, match="sharpness"):
+        _core.sharpen(p, 0.0)

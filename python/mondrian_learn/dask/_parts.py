@@ -70,7 +70,7 @@ def core_seed(random_state: Any) -> int:
 
 class _Part:
     """The forest estimator of one part: its core forest grows trees with the indices they
-    have in the whole forest, and its ``fit`` leaves the hyper-parameters to
+    have in the whole forest; a regressor's ``fit`` leaves the hyper-parameters to
     :meth:`ForestPart.choose_prior` (chosen once on all rows, not on the first chunk)."""
 
     _tree_offset: int = 0

@@ -68,9 +68,9 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     posterior), so the forest predicts ``p_k ∝ p̄_k^τ`` with the sharpness τ (τ = 1: the
     paper's average; temperature scaling, Guo et al., ICML 2017). τ and ``min_discount`` are
     chosen by the forest's log loss on rows its trees were not grown on, as the regressor
-    chooses its prior: rows go to folds by a seeded hash of their values, each fold used is
-    scored by a few extra trees grown on the others (an eighth of ``n_estimators``, at most
-    8 per fold; discarded after), and the loss is carried over from their number to
+    chooses its prior: rows go to folds by a seeded hash of their points, each fold used is
+    scored by a few extra trees grown on the others (a quarter of ``n_estimators``, at
+    most 8 per fold; discarded after), and the best τ is carried over from their number to
     ``n_estimators`` trees by its 1/K dependence on the number of trees averaged. A stream
     chooses them again whenever its rows have doubled.
 
@@ -223,10 +223,11 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
 
     def _choose_sharpness(self, model: Any, n_jobs: int) -> None:
         """Choose τ and ``min_discount`` where not fixed (class docstring) on every row the
-        model holds, and set them; with too few rows to hold out, the fixed or starting
-        values stand."""
+        model holds, and set them; without a choice (too few rows to hold out) the values
+        in use stand (the fixed ones, or 1 and 0.01 before any choice)."""
         fixed = {"min_discount": self.min_discount, "sharpness": self.sharpness}
-        choice = None
+        if self.sharpness is not None:
+            model.set_sharpness(float(self.sharpness))
         if any(value is None for value in fixed.values()):
             choice = select_sharpness(
                 model.training_rows(),
@@ -237,13 +238,12 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
                 n_jobs,
                 model.seed,
             )
-        if choice is not None:
-            model.set_discounts(model.discounts[0], choice["min_discount"])
-            model.set_sharpness(choice["sharpness"])
-            self._rows_at_choice_ = model.n_rows
-        else:
-            model.set_sharpness(1.0 if self.sharpness is None else float(self.sharpness))
-            self._rows_at_choice_ = 0
+            if choice is not None:
+                model.set_discounts(model.discounts[0], choice["min_discount"])
+                model.set_sharpness(choice["sharpness"])
+        # Counted from the last attempt, made or not: a stream whose rows cannot be held out
+        # (one class so far, tiny weights) is not retried on every row.
+        self._rows_at_choice_ = model.n_rows if model.n_rows >= MIN_CRITERION_ROWS else 0
 
     def _scoring_forest(self, model: Any, k: int) -> Any:
         """Scoring forest ``k`` of the held-out rule for ``model``: the same trees' law, on
@@ -333,8 +333,8 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
 
     @document("X", returns="log_proba : ndarray of shape (n_samples, n_classes)")
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Logarithms of :meth:`predict_proba` (finite: every probability is positive when
-        ``min_discount > 0``)."""
+        """Logarithms of :meth:`predict_proba` (finite when ``min_discount > 0``, except
+        where a sharpness τ > 1 takes a probability below the smallest float, −inf there)."""
         return np.log(self.predict_proba(X))
 
     @document("X", returns="labels : ndarray of shape (n_samples,)")

@@ -396,7 +396,7 @@ default="held_out"
     def predict_quantiles(self, X: Any, quantiles: Any) -> np.ndarray:
         """Quantiles of the predictive mixture at each point.
 
-        Exact quantiles of the mixture of Gaussians (Newton–bisection on its CDF), not a
+        Exact quantiles of the mixture of Gaussians (Halley–bisection on its CDF), not a
         Gaussian approximation.
 
         Parameters

@@ -99,9 +99,6 @@ def _best_sharpness(logs: dict[str, np.ndarray], held: tuple, whole: bool) -> tu
     mean of the two losses), and that loss: safeguarded Newton steps on the convex loss
     (``logs``: the log probabilities of each forest at every held-out row)."""
     mats = [logs["whole"]] if whole else [logs["a"], logs["b"]]
-    labels = held[0]
-    if any(np.isneginf(m[np.arange(len(labels)), labels]).any() for m in mats):
-        return 1.0, np.inf  # a held-out label of probability 0 under every τ
 
     def at(tau: float) -> tuple[float, float, float]:
         parts = [_tempered(m, held, tau) for m in mats]
@@ -203,8 +200,14 @@ def select_sharpness(
                 model.set_discounts(discount_rate, floor)
                 out.append(model.predict_proba(x, n_jobs))
         p_a, p_b = np.concatenate(a), np.concatenate(b)
-        with np.errstate(divide="ignore"):
-            logs = {"whole": np.log((p_a + p_b) / 2), "a": np.log(p_a), "b": np.log(p_b)}
+        # A probability 0 (a fixed min_discount of 0) counts as the smallest normal float:
+        # the loss stays finite, and large where the forest rules a held-out label out.
+        tiny = np.finfo(np.float64).tiny
+        logs = {
+            "whole": np.log(np.maximum((p_a + p_b) / 2, tiny)),
+            "a": np.log(np.maximum(p_a, tiny)),
+            "b": np.log(np.maximum(p_b, tiny)),
+        }
         if fixed["sharpness"] is not None:
             tau = float(fixed["sharpness"])
             whole = _tempered(logs["whole"], held_rows, tau)[0]

@@ -1,7 +1,7 @@
 //! Mixtures of Gaussians: the predictive distribution of a regression forest is the
 //! equal-weight mixture over trees of each tree's branch-off mixture (AISTATS 2016, eq. 3–5).
 //! Running folds give its mean and variance and its log density at a target; its quantiles
-//! are found by a safeguarded Newton iteration on the mixture CDF.
+//! are found by safeguarded Halley steps on the mixture CDF.
 
 use super::belief::Gaussian;
 
@@ -149,7 +149,7 @@ fn normal_cdf(z: f64) -> f64 {
 }
 
 /// Φ⁻¹(p) for 0 < p < 1 to about 1e-9 relative (Acklam's rational approximation): only a
-/// starting point for the Newton iteration below, which does not depend on its accuracy.
+/// starting point for the Halley iteration below, which does not depend on its accuracy.
 fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969_683_028_665_376e1,
@@ -245,6 +245,10 @@ pub fn mixture_quantiles(comps: &[Component], n_trees: usize, levels: &[f64]) ->
         .sum::<f64>()
         / m;
     let sd = second.max(0.0).sqrt();
+    let narrowest = parts
+        .iter()
+        .map(|&(_, _, inv_sd)| 1.0 / inv_sd)
+        .fold(f64::INFINITY, f64::min);
     let mut order: Vec<usize> = (0..levels.len()).collect();
     order.sort_by(|&a, &b| levels[a].total_cmp(&levels[b]));
     let mut out = vec![f64::NAN; levels.len()];
@@ -284,9 +288,11 @@ pub fn mixture_quantiles(comps: &[Component], n_trees: usize, levels: &[f64]) ->
             };
             let next = y - step;
             // Cubic convergence: after a step this small y is exact to rounding (its error is
-            // of the order of the step cubed). Tested before the bracket, which a step below
+            // of the order of the step cubed over the narrowest component's variance; a step
+            // small against y alone is not enough, as a narrow component's steep CDF takes
+            // short steps far from the root). Tested before the bracket, which a step below
             // y's rounding unit leaves.
-            if pdf > 0.0 && step.abs() <= 1e-10 * (1.0 + y.abs()) {
+            if pdf > 0.0 && step.abs() <= (1e-4 * narrowest).max(1e-14 * (1.0 + y.abs())) {
                 y = next.clamp(lo, hi);
                 break;
             }
@@ -368,6 +374,29 @@ mod tests {
                 (y - reference).abs() <= 1e-12 * (1.0 + reference.abs()),
                 "{q}: {y} vs {reference}"
             );
+        }
+    }
+
+    #[test]
+    fn narrow_components_far_from_zero_reach_the_root() {
+        // Steep CDF steps: small Halley steps far from the root must not stop the search.
+        let comps: Vec<Component> = [1e6, 1e6 + 0.2, 1e6 + 0.4]
+            .iter()
+            .map(|&mean| Component {
+                weight: 1.0,
+                mean,
+                var: 9e-10,
+            })
+            .collect();
+        let levels = [0.05, 0.2, 0.45, 0.5, 0.72, 0.9];
+        let fast = mixture_quantiles(&comps, 3, &levels);
+        for (q, y) in levels.iter().zip(&fast) {
+            let f = comps
+                .iter()
+                .map(|c| normal_cdf((y - c.mean) / c.var.sqrt()))
+                .sum::<f64>()
+                / 3.0;
+            assert!((f - q).abs() < 1e-5, "{q}: F({y}) = {f}");
         }
     }
 
