@@ -21,6 +21,7 @@ __all__ = [
     "operator_variance_factors",
     "precondition",
     "predictive_variance",
+    "sharpen",
     "solve",
     "to_unit_box",
     "top_eigen",

@@ -116,7 +116,7 @@ def test_a_stream_that_cannot_hold_out_rows_is_not_retried_on_every_row() -> Non
     stream = MondrianForestClassifier(n_estimators=4, random_state=0)
     for i in range(100):
         stream.partial_fit(X[i : i + 1], [0], classes=[0, 1])
-    assert stream._rows_at_choice_ == 64
+    assert stream._weight_at_choice_ == 64
     assert stream.sharpness_ == 1.0
 
 

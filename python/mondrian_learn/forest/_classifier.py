@@ -219,6 +219,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     def _finish_fit(
         self, model: Any, y: np.ndarray, weights: np.ndarray | None, n_jobs: int
     ) -> None:
+        self._weight_seen_ = float(len(y) if weights is None else np.sum(weights))
         self._choose_sharpness(model, n_jobs)
 
     def _choose_sharpness(self, model: Any, n_jobs: int) -> None:
@@ -242,8 +243,10 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
                 model.set_discounts(model.discounts[0], choice["min_discount"])
                 model.set_sharpness(choice["sharpness"])
         # Counted from the last attempt, made or not: a stream whose rows cannot be held out
-        # (one class so far, tiny weights) is not retried on every row.
-        self._rows_at_choice_ = model.n_rows if model.n_rows >= MIN_CRITERION_ROWS else 0
+        # (one class so far) is not retried on every row. Counted in weight, so that integer
+        # weights choose when repeated rows would.
+        seen = self._weight_seen_
+        self._weight_at_choice_ = seen if seen >= MIN_CRITERION_ROWS else 0.0
 
     def _scoring_forest(self, model: Any, k: int) -> Any:
         """Scoring forest ``k`` of the held-out rule for ``model``: the same trees' law, on
@@ -310,14 +313,16 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             )
         if sample_weight is None:
             X = self._core_input(X)
-            self.model_.partial_fit(X, self._class_indices(y), self._threads())
+            labels = self._class_indices(y)
+            self.model_.partial_fit(X, labels, self._threads())
+            self._weight_seen_ += len(labels)
         else:
             weights, keep = check_sample_weight(sample_weight, X.shape[0])
             if weights is not None and len(weights):
                 X, y = self._core_input(X[keep]), self._class_indices(np.asarray(y)[keep])
                 self.model_.partial_fit(X, y, self._threads(), weights)
-        due = max(MIN_CRITERION_ROWS, GROWTH * self._rows_at_choice_)
-        if self.model_.n_rows >= due:
+                self._weight_seen_ += float(np.sum(weights))
+        if self._weight_seen_ >= max(MIN_CRITERION_ROWS, GROWTH * self._weight_at_choice_):
             self._choose_sharpness(self.model_, self._threads())
         return self
 

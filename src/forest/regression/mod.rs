@@ -16,6 +16,7 @@ pub mod online;
 pub mod path;
 pub mod predictive;
 pub mod prior;
+pub mod routes;
 mod stored;
 pub mod variance;
 
@@ -104,6 +105,8 @@ pub struct ForestRegressor {
     /// ρ, the factor on the spread of the trees' predictive means about their average in
     /// the forest's predictive ([`mixture::spread_about_mean`]); 1 is the equal mixture.
     spread: f64,
+    /// Rows scored repeatedly, routed once ([`routes`]; not stored).
+    routes: routes::RouteCache,
 }
 
 impl ForestRegressor {
@@ -122,6 +125,7 @@ impl ForestRegressor {
             posteriors: Vec::new(),
             rows_at_prior_choice: 0,
             spread: 1.0,
+            routes: routes::RouteCache::default(),
         }
     }
 
@@ -153,6 +157,7 @@ impl ForestRegressor {
         progress: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
         let stats = checked_stats(&TargetStats::default(), x.n_rows(), y, weights)?;
+        self.routes.clear();
         if !self.y.is_empty() {
             return Err(Error::InvalidInput("fit needs a fresh model".into()));
         }

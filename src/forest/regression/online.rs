@@ -56,6 +56,7 @@ impl ForestRegressor {
         pool: &ThreadPool,
     ) -> Result<()> {
         let stats = checked_stats(&self.target_stats, x.n_rows(), y, weights)?;
+        self.routes.clear();
         let rows = self.forest.add_online_points(x)?;
         self.target_stats = stats;
         self.weights.append(self.y.len(), y.len(), weights);

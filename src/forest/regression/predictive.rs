@@ -19,6 +19,7 @@ use super::mixture::{
     mixture_quantiles, spread_about_mean, Component, LogDensityFold, MomentSums, MomentsFold,
 };
 use super::prior::GaussianPrior;
+use super::routes::{rows_hash, RouteKey, Routed, MAX_ROUTED};
 use super::ForestRegressor;
 use crate::error::{Error, Result};
 use crate::forest::data::check_targets;
@@ -116,6 +117,7 @@ impl ForestRegressor {
             x,
             pool,
             sums,
+            None,
             |&s| MomentsFold::resume(reference, s),
             |acc, c, _| acc.add(c),
             |acc, _, _| acc.sums(),
@@ -139,6 +141,7 @@ impl ForestRegressor {
             x,
             pool,
             &mut out,
+            None,
             |_| Vec::<Component>::new(),
             |acc, c, _| acc.push(*c),
             |mut acc, m, _| {
@@ -161,10 +164,33 @@ impl ForestRegressor {
         let y = y.as_standard_layout();
         let targets = y.as_slice().unwrap_or(&[]);
         let mut out = vec![0.0; x.n_rows()];
+        // Rows scored again and again (a criterion's search) are routed once; a large
+        // prediction is routed as it goes (and takes no lock).
+        let n_trees = self.forest.trees.len();
+        let mut cache =
+            (x.n_rows().saturating_mul(n_trees) <= MAX_ROUTED).then(|| self.routes.lock());
+        if let Some(cache) = cache.as_mut() {
+            let key: RouteKey = (
+                rows_hash(x),
+                x.n_rows(),
+                self.forest.n_rows(),
+                self.forest.trees.iter().map(|t| t.n_nodes()).sum(),
+            );
+            if cache.as_ref().map(|c| c.key) != Some(key) {
+                **cache = Some(Routed {
+                    key,
+                    routes: self.route_rows(x, pool)?,
+                });
+            }
+        }
+        let routes = (cache.as_ref())
+            .and_then(|c| c.as_ref())
+            .map(|c| c.routes.as_slice());
         self.for_each_mixture(
             x,
             pool,
             &mut out,
+            routes,
             |_| Vec::<Component>::new(),
             |acc, c, _| acc.push(*c),
             |mut acc, m, i| {
@@ -179,6 +205,26 @@ impl ForestRegressor {
         Ok(Array1::from(out))
     }
 
+    /// Every row of `x` routed through every tree: per row, per tree, its path and η.
+    fn route_rows<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Vec<Vec<RouteScratch>>> {
+        let d = self.forest.n_features;
+        let mut out = vec![Vec::new(); x.n_rows()];
+        self.forest
+            .for_each_query_block(x, pool, &mut out, 1, |_, out, rows| {
+                let mut scratches = vec![RouteScratch::default(); GROUP];
+                for tree in &self.forest.trees {
+                    let groups = out.chunks_mut(GROUP).zip(rows.chunks(GROUP * d));
+                    for (routes, group) in groups {
+                        route_group(tree, group, d, &mut scratches);
+                        for (row, scratch) in routes.iter_mut().zip(&scratches) {
+                            row.push(scratch.clone());
+                        }
+                    }
+                }
+            })?;
+        Ok(out)
+    }
+
     /// Folds every tree's components at each row `i` of `x` into an accumulator (`fold(acc,
     /// component, i)`, starting from `start(out[i])`) and stores `finish(acc, M, i)` in
     /// `out[i]`.
@@ -186,11 +232,13 @@ impl ForestRegressor {
     /// Within a block of rows the loop runs tree by tree, so one tree's nodes stay in cache
     /// while all the block's points walk it; each row still sees trees and components in the
     /// same order, so results do not depend on the number of threads.
+    #[allow(clippy::too_many_arguments)]
     fn for_each_mixture<P: Points, A: Send + Sync, T: Send>(
         &self,
         x: &P,
         pool: &ThreadPool,
         out: &mut [T],
+        routes: Option<&[Vec<RouteScratch>]>,
         start: impl Fn(&T) -> A + Sync,
         fold: impl Fn(&mut A, &Component, usize) + Sync,
         finish: impl Fn(A, usize, usize) -> T + Sync,
@@ -204,11 +252,21 @@ impl ForestRegressor {
                 let (mut comps, mut cavities) = (Vec::new(), Vec::new());
                 let mut scratches = vec![RouteScratch::default(); GROUP];
                 let mut acc: Vec<A> = out.iter().map(&start).collect();
-                for (tree, post) in self.forest.trees.iter().zip(&self.posteriors) {
+                for (t, (tree, post)) in self.forest.trees.iter().zip(&self.posteriors).enumerate()
+                {
                     let groups = acc.chunks_mut(GROUP).zip(rows.chunks(GROUP * d));
                     for (g, (accs, group)) in groups.enumerate() {
-                        route_group(tree, group, d, &mut scratches);
-                        for (k, (a, scratch)) in accs.iter_mut().zip(&scratches).enumerate() {
+                        let at = first + g * GROUP;
+                        let cached = routes.and_then(|r| r.get(at..at + accs.len()));
+                        if cached.is_none() {
+                            route_group(tree, group, d, &mut scratches);
+                        }
+                        for (k, a) in accs.iter_mut().enumerate() {
+                            // Routed rows hold every tree's route (`route_rows`).
+                            let scratch = match cached {
+                                Some(rows) => &rows[k][t],
+                                None => &scratches[k],
+                            };
                             comps.clear();
                             path_cavities(tree, post, &prior, &scratch.path, &mut cavities);
                             tree_components(
@@ -273,6 +331,65 @@ mod tests {
         assert!(whole
             .fold_moments(&probes.view(), &p, &mut sums[1..])
             .is_err());
+    }
+
+    /// Log densities of rows routed once and kept equal those routed as they go, bit for bit;
+    /// other rows, or an update, route again.
+    #[test]
+    fn routed_rows_give_the_log_densities_of_rows_routed_as_they_go() {
+        let (x, y) = regression_data(400, 3, 5);
+        let p = pool(2).expect("pool");
+        let interrupt = Interrupt::default();
+        let params = TreeParams::new(f64::INFINITY, 3);
+        let mut model = ForestRegressor::new(MondrianForest::new(params, 3, 7).expect("ok"));
+        let how = growing(4, &p, &interrupt);
+        model
+            .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
+            .expect("fit");
+        model.ensure_posterior(&p).expect("posterior");
+        let probes = uniform_array(60, 3, 11).mapv(|v| 1.4 * v - 0.2);
+        let targets = Array1::from_iter((0..60).map(|i| f64::from(i) / 30.0 - 1.0));
+        // Routed as they go: the same fold with no routes.
+        let direct = |model: &ForestRegressor, x: &Array2<f64>| {
+            let t = targets.as_slice().expect("contiguous");
+            let mut out = vec![0.0; x.nrows()];
+            model
+                .for_each_mixture(
+                    &x.view(),
+                    &p,
+                    &mut out,
+                    None,
+                    |_| Vec::<Component>::new(),
+                    |acc, c, _| acc.push(*c),
+                    |mut acc, m, i| {
+                        spread_about_mean(&mut acc, m, model.spread());
+                        let mut fold = LogDensityFold::default();
+                        acc.iter().for_each(|c| fold.add(c, t[i]));
+                        fold.finish(m)
+                    },
+                )
+                .expect("fold");
+            out
+        };
+        for _ in 0..2 {
+            let cached = model
+                .log_density(&probes.view(), &targets.view(), &p)
+                .expect("log density");
+            assert_eq!(cached.to_vec(), direct(&model, &probes));
+        }
+        let moved = probes.mapv(|v| v + 0.05);
+        let cached = model
+            .log_density(&moved.view(), &targets.view(), &p)
+            .expect("log density");
+        assert_eq!(cached.to_vec(), direct(&model, &moved));
+        model
+            .partial_fit(&probes.view(), &targets.view(), None, &p)
+            .expect("update");
+        model.ensure_posterior(&p).expect("posterior");
+        let cached = model
+            .log_density(&moved.view(), &targets.view(), &p)
+            .expect("log density");
+        assert_eq!(cached.to_vec(), direct(&model, &moved));
     }
 
     /// Every tree's predictive is a probability mixture of proper Gaussians: weights sum to 1

@@ -99,6 +99,7 @@ impl From<StoredRegressor> for ForestRegressor {
             posteriors: Vec::new(),
             rows_at_prior_choice: s.rows_at_prior_choice,
             spread: s.spread,
+            routes: super::routes::RouteCache::default(),
         }
     }
 }
