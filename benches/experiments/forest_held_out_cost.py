@@ -14,26 +14,18 @@ Usage::
 
 from __future__ import annotations
 
-import time
+from functools import partial
 
 import numpy as np
-from _common import experiment_parser, header, load_regression
+from _common import best_of, experiment_parser, header, load_regression
 
 from mondrian_learn import MondrianForestRegressor
 
 
-def best_fit(rule: str, X: np.ndarray, y: np.ndarray, repeats: int) -> tuple[float, float]:
+def fit_seconds(rule: str, X: np.ndarray, y: np.ndarray, repeats: int) -> tuple[float, float]:
     """Least (wall, CPU) seconds of ``repeats`` fits with ``hyperparameters=rule``."""
-    best = (np.inf, np.inf)
-    for _ in range(repeats):
-        model = MondrianForestRegressor(n_jobs=2, random_state=0, hyperparameters=rule)
-        wall, cpu = time.perf_counter(), time.process_time()
-        model.fit(X, y)
-        best = (
-            min(best[0], time.perf_counter() - wall),
-            min(best[1], time.process_time() - cpu),
-        )
-    return best
+    model = MondrianForestRegressor(n_jobs=2, random_state=0, hyperparameters=rule)
+    return best_of(repeats, partial(model.fit, X, y))
 
 
 def main() -> None:
@@ -48,8 +40,8 @@ def main() -> None:
     )
     for name in args.sets:
         X, y, _, _ = load_regression(name, args.data)
-        base = best_fit("heuristic", X, y, args.repeats)
-        chosen = best_fit("held_out", X, y, args.repeats)
+        base = fit_seconds("heuristic", X, y, args.repeats)
+        chosen = fit_seconds("held_out", X, y, args.repeats)
         print(
             f"| {name} ({len(y)}) | {base[0]:.2f} / {base[1]:.2f} | "
             f"{chosen[0]:.2f} / {chosen[1]:.2f} | "

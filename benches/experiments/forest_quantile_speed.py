@@ -15,27 +15,14 @@ Usage::
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 import numpy as np
-from _common import experiment_parser, header, load_regression
+from _common import best_of, experiment_parser, header, load_regression
 
 from mondrian_learn import MondrianForestRegressor
 
 LEVELS = np.round(np.arange(1, 20) * 0.05, 2)
-
-
-def best_of(repeats: int, call: Callable[[], Any]) -> tuple[float, float]:
-    """Least (wall, CPU) seconds of ``repeats`` calls."""
-    times = []
-    for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        call()
-        times.append((time.perf_counter() - wall, time.process_time() - cpu))
-    return min(t[0] for t in times), min(t[1] for t in times)
 
 
 def main() -> None:

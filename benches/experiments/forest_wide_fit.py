@@ -15,27 +15,14 @@ Usage::
 
 from __future__ import annotations
 
-import time
+from functools import partial
 
 import numpy as np
-from _common import experiment_parser, header
+from _common import best_of, experiment_parser, header
 
 from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor
 
 BLIND = {"candidate_dimensions": 1, "candidate_locations": 1}
-
-
-def best_fit(model: object, X: np.ndarray, y: np.ndarray, repeats: int) -> tuple[float, float]:
-    """Least (wall, CPU) seconds of ``repeats`` fits."""
-    best = (np.inf, np.inf)
-    for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        model.fit(X, y)  # type: ignore[attr-defined]
-        best = (
-            min(best[0], time.perf_counter() - wall),
-            min(best[1], time.process_time() - cpu),
-        )
-    return best
 
 
 def main() -> None:
@@ -59,7 +46,7 @@ def main() -> None:
         cells = []
         for name, (kind, params, y) in models.items():
             model = kind(n_estimators=10, random_state=0, n_jobs=1, **params)
-            wall, cpu = best_fit(model, X, y, args.repeats)
+            wall, cpu = best_of(args.repeats, partial(model.fit, X, y))
             times[name][d] = cpu
             cells.append(f"{wall:.3f} / {cpu:.3f}")
         print(f"| {d:,} | " + " | ".join(cells) + " |", flush=True)
