@@ -72,7 +72,8 @@ def sharpen(proba: np.ndarray, sharpness: float) -> np.ndarray:
 
 def _tempered(log_p: np.ndarray, held: tuple, tau: float) -> tuple[float, float, float]:
     """The weighted mean log loss of the rows' labels under ``sharpen(exp(log_p), tau)`` and
-    its first two derivatives in τ; ``held``: (labels, weights).
+    its first two derivatives in τ; ``held``: (labels, weights); ``log_p`` finite (the
+    caller floors probabilities at the smallest normal float).
 
     With z = τ log p and q = softmax(z), the loss of a row is logsumexp(z) − z_y, its
     derivative E_q[log p] − log p_y and its second derivative Var_q[log p] ≥ 0: the loss is
@@ -83,13 +84,12 @@ def _tempered(log_p: np.ndarray, held: tuple, tau: float) -> tuple[float, float,
     e = np.exp(z - top[:, None])
     total = np.sum(e, axis=1)
     q = e / total[:, None]
-    finite = np.where(q > 0, log_p, 0.0)  # a class of probability 0 under q adds nothing
-    mean = np.sum(q * finite, axis=1)
+    mean = np.sum(q * log_p, axis=1)
     picked = log_p[np.arange(len(labels)), labels]
     norm = float(np.sum(weights))
     loss = float(np.dot(weights, top + np.log(total) - tau * picked)) / norm
     slope = float(np.dot(weights, mean - picked)) / norm
-    curve = float(np.dot(weights, np.sum(q * finite * finite, axis=1) - mean * mean)) / norm
+    curve = float(np.dot(weights, np.sum(q * log_p * log_p, axis=1) - mean * mean)) / norm
     return loss, slope, max(curve, 0.0)
 
 

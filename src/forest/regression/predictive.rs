@@ -163,7 +163,6 @@ impl ForestRegressor {
         check_targets(x.n_rows(), y)?;
         let y = y.as_standard_layout();
         let targets = y.as_slice().unwrap_or(&[]);
-        let mut out = vec![0.0; x.n_rows()];
         // Rows scored again and again (a criterion's search) are routed once; a large
         // prediction is routed as it goes (and takes no lock).
         let n_trees = self.forest.trees.len();
@@ -186,6 +185,18 @@ impl ForestRegressor {
         let routes = (cache.as_ref())
             .and_then(|c| c.as_ref())
             .map(|c| c.routes.as_slice());
+        self.log_density_routed(x, targets, routes, pool)
+    }
+
+    /// [`Self::log_density`] at rows routed already (`routes`: per row, per tree) or as they go.
+    fn log_density_routed<P: Points>(
+        &self,
+        x: &P,
+        targets: &[f64],
+        routes: Option<&[Vec<RouteScratch>]>,
+        pool: &ThreadPool,
+    ) -> Result<Array1<f64>> {
+        let mut out = vec![0.0; x.n_rows()];
         self.for_each_mixture(
             x,
             pool,
@@ -349,27 +360,10 @@ mod tests {
         model.ensure_posterior(&p).expect("posterior");
         let probes = uniform_array(60, 3, 11).mapv(|v| 1.4 * v - 0.2);
         let targets = Array1::from_iter((0..60).map(|i| f64::from(i) / 30.0 - 1.0));
-        // Routed as they go: the same fold with no routes.
+        let t = targets.as_slice().expect("contiguous");
         let direct = |model: &ForestRegressor, x: &Array2<f64>| {
-            let t = targets.as_slice().expect("contiguous");
-            let mut out = vec![0.0; x.nrows()];
-            model
-                .for_each_mixture(
-                    &x.view(),
-                    &p,
-                    &mut out,
-                    None,
-                    |_| Vec::<Component>::new(),
-                    |acc, c, _| acc.push(*c),
-                    |mut acc, m, i| {
-                        spread_about_mean(&mut acc, m, model.spread());
-                        let mut fold = LogDensityFold::default();
-                        acc.iter().for_each(|c| fold.add(c, t[i]));
-                        fold.finish(m)
-                    },
-                )
-                .expect("fold");
-            out
+            let routed = model.log_density_routed(&x.view(), t, None, &p);
+            routed.expect("log density").to_vec()
         };
         for _ in 0..2 {
             let cached = model
