@@ -14,6 +14,7 @@ __all__ = [
     "KernelFeatures",
     "KernelRidge",
     "PartitionKernel",
+    "ScaledMixtures",
     "lanczos",
     "operator_lanczos",
     "operator_solve",
@@ -122,6 +123,9 @@ class Forest:
     def predict(self, x: _Points, n_jobs: int) -> tuple[np.ndarray, np.ndarray]: ...
     def quantiles(self, x: _Points, levels: list[float], n_jobs: int) -> np.ndarray: ...
     def log_density(self, x: _Points, y: np.ndarray, n_jobs: int) -> np.ndarray: ...
+    def scaled_mixtures(
+        self, x: _Points, y: np.ndarray, weights: np.ndarray, n_jobs: int
+    ) -> ScaledMixtures: ...
     def prior(self, n_jobs: int) -> dict[str, float]: ...
     def node_posterior(self, index: int, n_jobs: int) -> tuple[np.ndarray, np.ndarray]: ...
     def impurity_decrease(self, index: int) -> np.ndarray: ...
@@ -136,7 +140,13 @@ class Forest:
         n_jobs: int,
     ) -> float: ...
     def fix_prior(
-        self, mean: float, gamma1: float, gamma2: float, noise_variance: float, n_jobs: int
+        self,
+        mean: float,
+        gamma1: float,
+        gamma2: float,
+        noise_variance: float,
+        n_jobs: int,
+        cavities: bool = True,
     ) -> None: ...
     def reset_prior(
         self,
@@ -352,6 +362,12 @@ class KernelRidge:
     @staticmethod
     def from_bytes(bytes: bytes) -> KernelRidge: ...
     def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+@final
+class ScaledMixtures:
+    def score(
+        self, log_scale: float, spread: float
+    ) -> tuple[float, list[float], list[list[float]]]: ...
 
 @final
 class PartitionKernel:

@@ -7,6 +7,7 @@ use super::error::to_py_err;
 use super::forest::{empty_forest, not_a, prepare_for, ready_for, regressor, Forest};
 use super::run::{Handle, Length};
 use crate::error::Result;
+use crate::forest::regression::mixture::ScaledMixtures as CoreScaledMixtures;
 use crate::forest::regression::prior::{GaussianPrior, NoiseVariance, PriorOverrides};
 use crate::forest::regression::{ForestRegressor, PosteriorMode, PriorCriterion};
 use crate::forest::ForestModel;
@@ -37,6 +38,24 @@ fn prior_dict<'py>(py: Python<'py>, p: &GaussianPrior) -> PyResult<Bound<'py, Py
     out.set_item("gamma2", p.gamma2)?;
     out.set_item("noise_variance", p.noise_variance)?;
     Ok(out)
+}
+
+/// Held-out rows' predictive mixtures, scored with every variance multiplied by a scale and
+/// the means spread about their centre (`Forest.scaled_mixtures`).
+#[pyclass(frozen, module = "mondrian_learn._core")]
+pub struct ScaledMixtures {
+    inner: CoreScaledMixtures,
+}
+
+#[pymethods]
+impl ScaledMixtures {
+    /// Σ_i w_i of log p(y_i), its gradient (2) and Hessian (2 × 2) in (log c, ρ), at scale
+    /// c = exp(`log_scale`) and `spread` ρ.
+    fn score(&self, log_scale: f64, spread: f64) -> (f64, [f64; 2], [[f64; 2]; 2]) {
+        let s = self.inner.score(log_scale, spread);
+        let [a, b, c] = s.hessian;
+        (s.value, s.gradient, [[a, b], [b, c]])
+    }
 }
 
 impl Forest {
@@ -151,6 +170,25 @@ impl Forest {
         Ok(out.into_pyarray(py))
     }
 
+    /// Regression: the predictive mixtures of rows `x` with targets `y` and weights
+    /// `weights`, to be scored under scaled variances and spread means.
+    fn scaled_mixtures<'py>(
+        &self,
+        py: Python<'py>,
+        x: AnyPoints<'py>,
+        y: PyReadonlyArray1<'py, f64>,
+        weights: PyReadonlyArray1<'py, f64>,
+        n_jobs: usize,
+    ) -> PyResult<ScaledMixtures> {
+        let x = x.view()?;
+        let (y, weights) = (y.as_array(), weights.as_array());
+        let (y, weights) = (y.to_vec(), weights.to_vec());
+        let inner = self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| {
+            m.scaled_mixtures(&x, &y, &weights, pool)
+        })?;
+        Ok(ScaledMixtures { inner })
+    }
+
     /// Regression: the prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
     fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
         let p = self.with_regressor(py, n_jobs, 0, |m, _| m.prior())?;
@@ -181,8 +219,10 @@ impl Forest {
     }
 
     /// Regression: fixes the prior's hyper-parameters (as if passed to the constructor) and
-    /// recomputes the posterior.
+    /// recomputes the posterior (the upward pass only without `cavities`: for a few rows
+    /// scored under many priors, which compute the cavities along their own paths).
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (mean, gamma1, gamma2, noise_variance, n_jobs, cavities=true))]
     fn fix_prior(
         &self,
         py: Python<'_>,
@@ -191,11 +231,12 @@ impl Forest {
         gamma2: f64,
         noise_variance: f64,
         n_jobs: usize,
+        cavities: bool,
     ) -> PyResult<()> {
         let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
         self.inner
             .write(py, n_jobs, Length::Short, |model, call| match model {
-                ForestModel::Regressor(m) => m.fix_prior(&prior, call.pool),
+                ForestModel::Regressor(m) => m.fix_prior(&prior, cavities, call.pool),
                 ForestModel::Classifier(_) => Err(not_a("regressor")),
             })
     }

@@ -30,6 +30,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernel_grid::GridRidge>()?;
     m.add_class::<kernel_grid::GridSearch>()?;
     m.add_class::<partition::PartitionKernel>()?;
+    m.add_class::<forest_regression::ScaledMixtures>()?;
     m.add_function(wrap_pyfunction!(forest_classification::sharpen, m)?)?;
     m.add_function(wrap_pyfunction!(input_map::unit_box, m)?)?;
     m.add_function(wrap_pyfunction!(input_map::to_unit_box, m)?)?;

@@ -24,13 +24,8 @@ from mondrian_learn._validation import (
 )
 from mondrian_learn.forest._base import POINT_STORE_DOC, REFIT_DOC, MondrianForestBase
 from mondrian_learn.forest._conformal import ConformalIntervals
-from mondrian_learn.forest._hyperparameters import (
-    FREE,
-    MIN_CRITERION_ROWS,
-    scoring_trees,
-    select_held_out,
-    select_prior,
-)
+from mondrian_learn.forest._held_out import scoring_trees, select_held_out
+from mondrian_learn.forest._hyperparameters import FREE, MIN_CRITERION_ROWS, select_prior
 
 
 class MondrianForestRegressor(ConformalIntervals, RegressorMixin, MondrianForestBase):

@@ -13,7 +13,7 @@ test log loss in the fourth digit. The prediction is therefore the tempered aver
 τ the sharpness (τ = 1 is the paper's average; τ > 1 sharpens it), the logarithmic
 recalibration of an ensemble (temperature scaling, Guo et al., "On calibration of modern neural
 networks", ICML 2017), chosen with the least discount ``min_discount`` by the held-out rule of
-the regressor (:mod:`mondrian_learn.forest._hyperparameters`): the same folds of rows by a
+the regressor (:mod:`mondrian_learn.forest._held_out`): the same folds of rows by a
 seeded hash of their points; each fold used is scored by two scoring forests A and B of S/2
 trees each grown on the other folds (seeded after the model's trees), and
 
@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from mondrian_learn import _core
-from mondrian_learn.forest._hyperparameters import MIN_CRITERION_ROWS, held_out_folds
+from mondrian_learn.forest._held_out import held_out_folds
+from mondrian_learn.forest._hyperparameters import MIN_CRITERION_ROWS
 
 #: Least discounts tried (the paper's rule is 0; 0.01 was the fixed default): larger floors
 #: smooth pure leaves towards their parents, which a set with many weak features prefers.

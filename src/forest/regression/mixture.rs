@@ -4,6 +4,7 @@
 //! are found by safeguarded Halley steps on the mixture CDF.
 
 use super::belief::Gaussian;
+use crate::error::{Error, Result};
 
 /// One Gaussian of a predictive mixture.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -140,6 +141,126 @@ impl LogDensityFold {
     pub fn finish(self, n_trees: usize) -> f64 {
         self.max + self.scaled_sum.ln() - (n_trees as f64).ln()
     }
+}
+
+/// Rows' predictive mixtures prepared to be scored with every variance multiplied by c and
+/// the means spread by ρ about their centre, as [`spread_about_mean`] spreads them.
+///
+/// Multiplying γ₁ and σ_y² by c leaves every posterior mean of a tree unchanged and
+/// multiplies every variance of its predictive by c (the messages' precisions all scale by
+/// 1/c), so a search over that scale and ρ scores one set of components, without belief
+/// propagation. With m̄ the centre, d_k = μ_k − m̄, r_k = y − m̄ − ρ d_k, q_k = r_k² / (c v_k)
+/// and π_k the responsibilities: log p(y) = log Σ_k w_k N(y; m̄ + ρ d_k, c v_k) − log M,
+/// ∂/∂ log c = Σ π_k (q_k − 1) / 2 and ∂/∂ρ = Σ π_k r_k d_k / (c v_k); the Hessian is
+/// Σ π_k (H_k + g_k g_kᵀ) − g gᵀ, with g_k those per component, g their average and
+/// H_k = [[−q_k/2, −r_k d_k/(c v_k)], [·, −d_k²/(c v_k)]].
+#[derive(Debug, Clone)]
+pub struct ScaledMixtures {
+    offsets: Vec<usize>,
+    /// log w_k − ½ log(2π v_k), d_k and 1 / v_k per component.
+    log_norm: Vec<f64>,
+    offset: Vec<f64>,
+    precision: Vec<f64>,
+    /// y − m̄ and the row's weight, per row.
+    residual: Vec<f64>,
+    row_weight: Vec<f64>,
+    log_trees: f64,
+}
+
+impl ScaledMixtures {
+    /// Row i's components are `comps[offsets[i]..offsets[i + 1]]` (each tree's weights
+    /// summing to 1) of `n_trees` trees, its target `y[i]` and weight `weights[i]`.
+    pub fn new(
+        offsets: Vec<usize>,
+        comps: &[Component],
+        y: &[f64],
+        weights: &[f64],
+        n_trees: usize,
+    ) -> Result<Self> {
+        let n = y.len();
+        let ordered = offsets.windows(2).all(|w| w[0] <= w[1]);
+        if offsets.len() != n + 1 || weights.len() != n || !ordered || n_trees == 0 {
+            return Err(Error::InvalidInput(
+                "mixtures, targets and weights do not describe the same rows".into(),
+            ));
+        }
+        if offsets.last().is_some_and(|&last| last > comps.len()) {
+            return Err(Error::InvalidInput("offsets beyond the components".into()));
+        }
+        let mut out = Self {
+            log_norm: Vec::with_capacity(comps.len()),
+            offset: Vec::with_capacity(comps.len()),
+            precision: Vec::with_capacity(comps.len()),
+            residual: Vec::with_capacity(n),
+            row_weight: weights.to_vec(),
+            log_trees: (n_trees as f64).ln(),
+            offsets,
+        };
+        for (i, &target) in y.iter().enumerate() {
+            let row = &comps[out.offsets[i]..out.offsets[i + 1]];
+            let centre = row.iter().map(|c| c.weight * c.mean).sum::<f64>() / n_trees as f64;
+            out.residual.push(target - centre);
+            for c in row {
+                let log_norm = c.weight.ln() - 0.5 * (2.0 * std::f64::consts::PI * c.var).ln();
+                out.log_norm.push(log_norm);
+                out.offset.push(c.mean - centre);
+                out.precision.push(1.0 / c.var);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Σ_i w_i of log p(y_i) and of its gradient and Hessian in (log c, ρ), at scale
+    /// c = exp(`log_scale`) and `spread` ρ.
+    pub fn score(&self, log_scale: f64, spread: f64) -> MixtureScore {
+        let inverse_scale = (-log_scale).exp();
+        let mut total = MixtureScore::default();
+        let mut logs = Vec::new();
+        for (i, bounds) in self.offsets.windows(2).enumerate() {
+            let range = bounds[0]..bounds[1];
+            let (y, w) = (self.residual[i], self.row_weight[i]);
+            let residual = |k: usize| y - spread * self.offset[k];
+            logs.clear();
+            logs.extend(range.clone().map(|k| {
+                let r = residual(k);
+                self.log_norm[k] - 0.5 * (log_scale + r * r * self.precision[k] * inverse_scale)
+            }));
+            let max = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            // Σ p, Σ p g and Σ p (H + g gᵀ) of the components (p ∝ responsibility).
+            let (mut sum, mut g, mut h) = (0.0, [0.0; 2], [0.0; 3]);
+            for (k, &log) in range.zip(&logs) {
+                let p = (log - max).exp();
+                let r = residual(k);
+                let scaled_precision = self.precision[k] * inverse_scale;
+                let half_q = 0.5 * r * r * scaled_precision;
+                let d = self.offset[k];
+                let (g_scale, g_spread) = (half_q - 0.5, r * d * scaled_precision);
+                sum += p;
+                g[0] += p * g_scale;
+                g[1] += p * g_spread;
+                h[0] += p * (g_scale * g_scale - half_q);
+                h[1] += p * (g_scale * g_spread - g_spread);
+                h[2] += p * (g_spread * g_spread - d * d * scaled_precision);
+            }
+            let (g0, g1) = (g[0] / sum, g[1] / sum);
+            total.value += w * (max + sum.ln() - self.log_trees);
+            total.gradient[0] += w * g0;
+            total.gradient[1] += w * g1;
+            total.hessian[0] += w * (h[0] / sum - g0 * g0);
+            total.hessian[1] += w * (h[1] / sum - g0 * g1);
+            total.hessian[2] += w * (h[2] / sum - g1 * g1);
+        }
+        total
+    }
+}
+
+/// A weighted sum of log densities with its gradient and Hessian in (log c, ρ) (the Hessian
+/// as its entries (log c, log c), (log c, ρ), (ρ, ρ)).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MixtureScore {
+    pub value: f64,
+    pub gradient: [f64; 2],
+    pub hessian: [f64; 3],
 }
 
 /// Φ, the standard normal CDF.

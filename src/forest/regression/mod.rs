@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PureMondrian;
 use crate::points::Points;
-use belief::{refresh_cavities, tree_posterior, Gaussian, TreePosterior};
+use belief::{refresh_cavities, tree_posterior, upward_pass, Gaussian, TreePosterior};
 pub use evidence::PriorCriterion;
 use leaf_stats::LeafStats;
 use mixture::LogDensityFold;
@@ -195,7 +195,7 @@ impl ForestRegressor {
         match self.prior {
             None => self.refresh_posterior(pool),
             Some(prior) if self.posteriors.len() != self.forest.trees.len() => {
-                self.posteriors = self.tree_posteriors(&prior, pool);
+                self.posteriors = self.tree_posteriors(&prior, true, pool);
                 Ok(())
             }
             Some(_) => Ok(()),
@@ -281,15 +281,23 @@ impl ForestRegressor {
             .collect())
     }
 
-    /// Fixes every hyper-parameter to `prior`'s and recomputes the posterior.
-    pub fn fix_prior(&mut self, prior: &GaussianPrior, pool: &ThreadPool) -> Result<()> {
+    /// Fixes every hyper-parameter to `prior`'s and recomputes the posterior; without
+    /// `cavities`, the upward pass only: the cavities are left stale, for predictions to
+    /// compute along their paths or in one downward pass ([`Self::cavities_worth_refreshing`])
+    /// — for a scoring forest that a few rows read under many priors.
+    pub fn fix_prior(
+        &mut self,
+        prior: &GaussianPrior,
+        cavities: bool,
+        pool: &ThreadPool,
+    ) -> Result<()> {
         self.overrides = PriorOverrides {
             mean: Some(prior.mean),
             gamma1: Some(prior.gamma1),
             gamma2: Some(prior.gamma2),
             noise_variance: NoiseVariance::Fixed(prior.noise_variance),
         };
-        self.refresh_posterior(pool)
+        self.refresh_posterior_with(cavities, pool)
     }
 
     /// `criterion` of `prior` on the first `n_trees` trees (reads only the trees and the leaf
@@ -349,26 +357,39 @@ impl ForestRegressor {
 
     /// Recomputes the prior and every tree's posterior.
     fn refresh_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
+        self.refresh_posterior_with(true, pool)
+    }
+
+    /// [`Self::refresh_posterior`], the cavities left stale without `cavities` (stale ones
+    /// read as recomputed ones: [`belief::path_cavities`] and [`refresh_cavities`] apply the
+    /// same products in the same order).
+    fn refresh_posterior_with(&mut self, cavities: bool, pool: &ThreadPool) -> Result<()> {
         let prior = heuristic_prior(
             &self.target_stats,
             self.forest.n_features,
             &self.overrides,
             |var| self.within_leaf_variance(var),
         )?;
-        self.posteriors = self.tree_posteriors(&prior, pool);
+        self.posteriors = self.tree_posteriors(&prior, cavities, pool);
         self.prior = Some(prior);
         self.rows_at_prior_choice = self.forest.n_rows();
         Ok(())
     }
 
-    /// Every tree's posterior under `prior`.
-    fn tree_posteriors(&self, prior: &GaussianPrior, pool: &ThreadPool) -> Vec<TreePosterior> {
+    /// Every tree's posterior under `prior` (its cavities stale without `cavities`).
+    fn tree_posteriors(
+        &self,
+        prior: &GaussianPrior,
+        cavities: bool,
+        pool: &ThreadPool,
+    ) -> Vec<TreePosterior> {
         let (trees, stats) = (&self.forest.trees, &self.leaf_stats);
         pool.install(|| {
-            trees
-                .par_iter()
-                .zip(stats.par_iter())
-                .map(|(tree, stats)| tree_posterior(tree, stats, prior))
+            (trees.par_iter().zip(stats.par_iter()))
+                .map(|(tree, stats)| match cavities {
+                    true => tree_posterior(tree, stats, prior),
+                    false => upward_pass(tree, stats, prior).messages,
+                })
                 .collect()
         })
     }

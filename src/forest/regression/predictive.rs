@@ -17,6 +17,7 @@
 use super::belief::{path_cavities, Gaussian, TreePosterior};
 use super::mixture::{
     mixture_quantiles, spread_about_mean, Component, LogDensityFold, MomentSums, MomentsFold,
+    ScaledMixtures,
 };
 use super::prior::GaussianPrior;
 use super::routes::{rows_hash, RouteKey, Routed, MAX_ROUTED};
@@ -163,8 +164,66 @@ impl ForestRegressor {
         check_targets(x.n_rows(), y)?;
         let y = y.as_standard_layout();
         let targets = y.as_slice().unwrap_or(&[]);
-        // Rows scored again and again (a criterion's search) are routed once; a large
-        // prediction is routed as it goes (and takes no lock).
+        self.with_routes(x, pool, |routes| {
+            self.log_density_routed(x, targets, routes, pool)
+        })
+    }
+
+    /// Every row's predictive mixture (spread 1), the components of positive weight in tree
+    /// order: row i's are `components[offsets[i]..offsets[i + 1]]` (weights sum to 1 per
+    /// tree). A criterion that rescales the variances and spreads the means
+    /// ([`ScaledMixtures`]) reads these instead of predicting again.
+    fn mixture_components<P: Points>(
+        &self,
+        x: &P,
+        pool: &ThreadPool,
+    ) -> Result<(Vec<usize>, Vec<Component>)> {
+        let mut rows = vec![Vec::new(); x.n_rows()];
+        self.with_routes(x, pool, |routes| {
+            self.for_each_mixture(
+                x,
+                pool,
+                &mut rows,
+                routes,
+                |_| Vec::<Component>::new(),
+                |acc, c, _| {
+                    if c.weight > 0.0 {
+                        acc.push(*c)
+                    }
+                },
+                |acc, _, _| acc,
+            )
+        })?;
+        let mut offsets = Vec::with_capacity(rows.len() + 1);
+        offsets.push(0);
+        for row in &rows {
+            offsets.push(offsets.last().copied().unwrap_or(0) + row.len());
+        }
+        Ok((offsets, rows.concat()))
+    }
+
+    /// The predictive mixtures of rows `x` with targets `y` and weights `weights`, to be
+    /// scored with scaled variances and spread means ([`ScaledMixtures`]).
+    pub fn scaled_mixtures<P: Points>(
+        &self,
+        x: &P,
+        y: &[f64],
+        weights: &[f64],
+        pool: &ThreadPool,
+    ) -> Result<ScaledMixtures> {
+        let (offsets, comps) = self.mixture_components(x, pool)?;
+        ScaledMixtures::new(offsets, &comps, y, weights, self.forest.trees.len())
+    }
+
+    /// Runs `work` on `x`'s routes through every tree, routed once and kept while the same
+    /// rows are scored again and again (a criterion's search), or on None (rows routed as
+    /// they go, without the lock) for a large prediction.
+    fn with_routes<P: Points, T>(
+        &self,
+        x: &P,
+        pool: &ThreadPool,
+        work: impl FnOnce(Option<&[Vec<RouteScratch>]>) -> Result<T>,
+    ) -> Result<T> {
         let n_trees = self.forest.trees.len();
         let mut cache =
             (x.n_rows().saturating_mul(n_trees) <= MAX_ROUTED).then(|| self.routes.lock());
@@ -185,7 +244,7 @@ impl ForestRegressor {
         let routes = (cache.as_ref())
             .and_then(|c| c.as_ref())
             .map(|c| c.routes.as_slice());
-        self.log_density_routed(x, targets, routes, pool)
+        work(routes)
     }
 
     /// [`Self::log_density`] at rows routed already (`routes`: per row, per tree) or as they go.
@@ -384,6 +443,78 @@ mod tests {
             .log_density(&moved.view(), &targets.view(), &p)
             .expect("log density");
         assert_eq!(cached.to_vec(), direct(&model, &moved));
+    }
+
+    /// The mixtures scored at scale c and spread ρ give the weighted log densities of the
+    /// forest whose γ₁ and σ_y² are c times larger and whose spread is ρ (to rounding), and
+    /// their gradient and Hessian in (log c, ρ) match central differences.
+    #[test]
+    fn scaled_mixtures_are_the_forest_with_scaled_variances() {
+        let (x, y) = regression_data(400, 3, 6);
+        let p = pool(2).expect("pool");
+        let interrupt = Interrupt::default();
+        let params = TreeParams::new(f64::INFINITY, 3);
+        let mut model = ForestRegressor::new(MondrianForest::new(params, 3, 8).expect("ok"));
+        let how = growing(4, &p, &interrupt);
+        model
+            .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
+            .expect("fit");
+        let base = GaussianPrior::new(0.3, 0.8, 2.0, 0.02).expect("valid");
+        model.fix_prior(&base, false, &p).expect("prior");
+        let probes = uniform_array(50, 3, 12).mapv(|v| 1.6 * v - 0.3);
+        let targets = Array1::from_iter((0..50).map(|i| f64::from(i) / 25.0 - 1.0));
+        let weights: Vec<f64> = (0..50).map(|i| 1.0 + f64::from(i) / 50.0).collect();
+        let t = targets.as_slice().expect("contiguous");
+        let mixtures = model
+            .scaled_mixtures(&probes.view(), t, &weights, &p)
+            .expect("mixtures");
+        let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * (1.0 + b.abs());
+        for (scale, spread) in [(1.0_f64, 1.0), (3.5, 0.6), (0.2, 1.7)] {
+            let scaled = GaussianPrior::new(0.3, 0.8 * scale, 2.0, 0.02 * scale).expect("valid");
+            model.fix_prior(&scaled, true, &p).expect("prior");
+            model.set_spread(spread).expect("spread");
+            let direct = model
+                .log_density(&probes.view(), &targets.view(), &p)
+                .expect("log density");
+            let direct: f64 = direct.iter().zip(&weights).map(|(d, w)| d * w).sum();
+            let at = |c: f64, r: f64| mixtures.score(c, r);
+            let (c, h) = (scale.ln(), 1e-5);
+            let score = at(c, spread);
+            assert!(
+                close(score.value, direct, 1e-12),
+                "{} vs {direct}",
+                score.value
+            );
+            let (up_c, down_c) = (at(c + h, spread), at(c - h, spread));
+            let (up_r, down_r) = (at(c, spread + h), at(c, spread - h));
+            let numeric = [
+                (score.gradient[0], (up_c.value - down_c.value) / (2.0 * h)),
+                (score.gradient[1], (up_r.value - down_r.value) / (2.0 * h)),
+                (
+                    score.hessian[0],
+                    (up_c.gradient[0] - down_c.gradient[0]) / (2.0 * h),
+                ),
+                (
+                    score.hessian[1],
+                    (up_r.gradient[0] - down_r.gradient[0]) / (2.0 * h),
+                ),
+                (
+                    score.hessian[1],
+                    (up_c.gradient[1] - down_c.gradient[1]) / (2.0 * h),
+                ),
+                (
+                    score.hessian[2],
+                    (up_r.gradient[1] - down_r.gradient[1]) / (2.0 * h),
+                ),
+            ];
+            for (exact, by_difference) in numeric {
+                assert!(
+                    close(exact, by_difference, 1e-6),
+                    "{exact} vs {by_difference}"
+                );
+            }
+        }
+        assert!(ScaledMixtures::new(vec![0, 2], &[], &[0.0], &[1.0], 1).is_err());
     }
 
     /// Every tree's predictive is a probability mixture of proper Gaussians: weights sum to 1
