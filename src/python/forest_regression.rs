@@ -181,10 +181,9 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<ScaledMixtures> {
         let x = x.view()?;
-        let (y, weights) = (y.as_array(), weights.as_array());
-        let (y, weights) = (y.to_vec(), weights.to_vec());
+        let (y, weights) = (y.as_slice()?, weights.as_slice()?);
         let inner = self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| {
-            m.scaled_mixtures(&x, &y, &weights, pool)
+            m.scaled_mixtures(&x, y, weights, pool)
         })?;
         Ok(ScaledMixtures { inner })
     }

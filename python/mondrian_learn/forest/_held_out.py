@@ -183,15 +183,13 @@ def select_held_out(
     if "noise_variance" in free:
         base["noise_variance"] = max(base["noise_variance"], base["gamma1"] / 200)
     origin = {**base, "spread": 0.5, **(initial or {})}
-    search = _ProfiledSearch(folds, total, base, free, y_variance, n_jobs)
-    theta0 = search.start_at(origin)
-    best = theta0
+    search = _ProfiledSearch(folds, total, base, free, y_variance, origin, n_jobs)
+    best = search.start
     if search.outer_names:
-        bounds = np.array(search.outer_bounds)
         best = newton_in_box(
             differenced(lambda theta: search.profile(theta)[0]),
-            np.clip(theta0, *bounds.T),
-            bounds,
+            search.start,
+            np.array(search.outer_bounds),
             # A change of 1e-9 per row is far below what the held-out rows resolve.
             tolerance=1e-9,
             max_steps=OUTER_STEPS,
@@ -225,8 +223,10 @@ class _ProfiledSearch:
         base: dict[str, float],
         free: list[str],
         y_variance: float,
+        origin: dict[str, float],
         n_jobs: int,
     ) -> None:
+        """``origin``: where both searches start (its outer values clipped to the box)."""
         self.folds, self.total = folds, total
         self.base, self.n_jobs = base, n_jobs
         self.scaled = "gamma1" in free and "noise_variance" in free
@@ -244,17 +244,17 @@ class _ProfiledSearch:
             self.outer_names = list(free)
         self.outer_bounds = [box[n] for n in self.outer_names]
         self.memo: dict[bytes, tuple[float, np.ndarray]] = {}
-
-    def start_at(self, origin: dict[str, float]) -> np.ndarray:
-        """The outer variables at ``origin``, where the inner search also starts."""
-        self.last_inner = np.array(
-            [np.log(origin["gamma1"]), origin["spread"]] if self.scaled else [origin["spread"]]
-        )
         values = {
             **{n: np.log(origin[n]) for n in FREE if n in origin},
             "ratio": np.log(origin["noise_variance"] / origin["gamma1"]),
         }
-        return np.array([values[n] for n in self.outer_names], dtype=float)
+        self.start = np.array([values[n] for n in self.outer_names], dtype=float)
+        if self.outer_names:
+            self.start = np.clip(self.start, *np.transpose(self.outer_bounds))
+        # The inner search starts from where it ended at the last outer point.
+        self.last_inner = np.array(
+            [np.log(origin["gamma1"]), origin["spread"]] if self.scaled else [origin["spread"]]
+        )
 
     def propagated(self, theta: np.ndarray) -> dict[str, float]:
         """The prior belief propagation runs under for outer values ``theta`` (γ₁ at the

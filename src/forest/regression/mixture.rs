@@ -156,6 +156,7 @@ impl LogDensityFold {
 /// H_k = [[−q_k/2, −r_k d_k/(c v_k)], [·, −d_k²/(c v_k)]].
 #[derive(Debug, Clone)]
 pub struct ScaledMixtures {
+    /// Row i's components are `offsets[i]..offsets[i + 1]` of the per-component arrays.
     offsets: Vec<usize>,
     /// log w_k − ½ log(2π v_k), d_k and 1 / v_k per component.
     log_norm: Vec<f64>,
@@ -168,36 +169,32 @@ pub struct ScaledMixtures {
 }
 
 impl ScaledMixtures {
-    /// Row i's components are `comps[offsets[i]..offsets[i + 1]]` (each tree's weights
-    /// summing to 1) of `n_trees` trees, its target `y[i]` and weight `weights[i]`.
+    /// Row i's components `rows[i]` (each tree's weights summing to 1) of `n_trees` trees,
+    /// its target `y[i]` and weight `weights[i]`.
     pub fn new(
-        offsets: Vec<usize>,
-        comps: &[Component],
+        rows: &[Vec<Component>],
         y: &[f64],
         weights: &[f64],
         n_trees: usize,
     ) -> Result<Self> {
         let n = y.len();
-        let ordered = offsets.windows(2).all(|w| w[0] <= w[1]);
-        if offsets.len() != n + 1 || weights.len() != n || !ordered || n_trees == 0 {
+        if rows.len() != n || weights.len() != n || n_trees == 0 {
             return Err(Error::InvalidInput(
                 "mixtures, targets and weights do not describe the same rows".into(),
             ));
         }
-        if offsets.last().is_some_and(|&last| last > comps.len()) {
-            return Err(Error::InvalidInput("offsets beyond the components".into()));
-        }
+        let k = rows.iter().map(Vec::len).sum();
         let mut out = Self {
-            log_norm: Vec::with_capacity(comps.len()),
-            offset: Vec::with_capacity(comps.len()),
-            precision: Vec::with_capacity(comps.len()),
+            offsets: Vec::with_capacity(n + 1),
+            log_norm: Vec::with_capacity(k),
+            offset: Vec::with_capacity(k),
+            precision: Vec::with_capacity(k),
             residual: Vec::with_capacity(n),
             row_weight: weights.to_vec(),
             log_trees: (n_trees as f64).ln(),
-            offsets,
         };
-        for (i, &target) in y.iter().enumerate() {
-            let row = &comps[out.offsets[i]..out.offsets[i + 1]];
+        out.offsets.push(0);
+        for (row, &target) in rows.iter().zip(y) {
             let centre = row.iter().map(|c| c.weight * c.mean).sum::<f64>() / n_trees as f64;
             out.residual.push(target - centre);
             for c in row {
@@ -206,6 +203,7 @@ impl ScaledMixtures {
                 out.offset.push(c.mean - centre);
                 out.precision.push(1.0 / c.var);
             }
+            out.offsets.push(out.log_norm.len());
         }
         Ok(out)
     }

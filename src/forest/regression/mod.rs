@@ -172,7 +172,7 @@ impl ForestRegressor {
             .map(|t| (0..t.n_nodes() as u32).filter(|&j| t.is_leaf(j)).collect())
             .collect();
         self.refresh_leaf_stats(&all_leaves, pool);
-        self.refresh_posterior(pool)
+        self.refresh_posterior(true, pool)
     }
 
     /// Whether predictions may read the posterior now (false until the prior is chosen again
@@ -193,7 +193,7 @@ impl ForestRegressor {
     /// computes the posterior of every tree it is missing for.
     pub fn ensure_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
         match self.prior {
-            None => self.refresh_posterior(pool),
+            None => self.refresh_posterior(true, pool),
             Some(prior) if self.posteriors.len() != self.forest.trees.len() => {
                 self.posteriors = self.tree_posteriors(&prior, true, pool);
                 Ok(())
@@ -250,7 +250,7 @@ impl ForestRegressor {
             _ => None,
         });
         self.overrides = overrides;
-        self.refresh_posterior(pool)?;
+        self.refresh_posterior(true, pool)?;
         Ok(previous)
     }
 
@@ -297,7 +297,7 @@ impl ForestRegressor {
             gamma2: Some(prior.gamma2),
             noise_variance: NoiseVariance::Fixed(prior.noise_variance),
         };
-        self.refresh_posterior_with(cavities, pool)
+        self.refresh_posterior(cavities, pool)
     }
 
     /// `criterion` of `prior` on the first `n_trees` trees (reads only the trees and the leaf
@@ -355,15 +355,10 @@ impl ForestRegressor {
             .sum()
     }
 
-    /// Recomputes the prior and every tree's posterior.
-    fn refresh_posterior(&mut self, pool: &ThreadPool) -> Result<()> {
-        self.refresh_posterior_with(true, pool)
-    }
-
-    /// [`Self::refresh_posterior`], the cavities left stale without `cavities` (stale ones
-    /// read as recomputed ones: [`belief::path_cavities`] and [`refresh_cavities`] apply the
-    /// same products in the same order).
-    fn refresh_posterior_with(&mut self, cavities: bool, pool: &ThreadPool) -> Result<()> {
+    /// Recomputes the prior and every tree's posterior, its cavities left stale without
+    /// `cavities` (stale ones read as recomputed ones: [`belief::path_cavities`] and
+    /// [`refresh_cavities`] apply the same products in the same order).
+    fn refresh_posterior(&mut self, cavities: bool, pool: &ThreadPool) -> Result<()> {
         let prior = heuristic_prior(
             &self.target_stats,
             self.forest.n_features,
@@ -386,9 +381,12 @@ impl ForestRegressor {
         let (trees, stats) = (&self.forest.trees, &self.leaf_stats);
         pool.install(|| {
             (trees.par_iter().zip(stats.par_iter()))
-                .map(|(tree, stats)| match cavities {
-                    true => tree_posterior(tree, stats, prior),
-                    false => upward_pass(tree, stats, prior).messages,
+                .map(|(tree, stats)| {
+                    if cavities {
+                        tree_posterior(tree, stats, prior)
+                    } else {
+                        upward_pass(tree, stats, prior).messages
+                    }
                 })
                 .collect()
         })

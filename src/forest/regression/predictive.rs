@@ -169,15 +169,16 @@ impl ForestRegressor {
         })
     }
 
-    /// Every row's predictive mixture (spread 1), the components of positive weight in tree
-    /// order: row i's are `components[offsets[i]..offsets[i + 1]]` (weights sum to 1 per
-    /// tree). A criterion that rescales the variances and spreads the means
-    /// ([`ScaledMixtures`]) reads these instead of predicting again.
-    fn mixture_components<P: Points>(
+    /// The predictive mixtures of rows `x` with targets `y` and weights `weights` (spread
+    /// 1, the components of positive weight in tree order), to be scored with scaled
+    /// variances and spread means ([`ScaledMixtures`]) instead of predicting again.
+    pub fn scaled_mixtures<P: Points>(
         &self,
         x: &P,
+        y: &[f64],
+        weights: &[f64],
         pool: &ThreadPool,
-    ) -> Result<(Vec<usize>, Vec<Component>)> {
+    ) -> Result<ScaledMixtures> {
         let mut rows = vec![Vec::new(); x.n_rows()];
         self.with_routes(x, pool, |routes| {
             self.for_each_mixture(
@@ -194,25 +195,7 @@ impl ForestRegressor {
                 |acc, _, _| acc,
             )
         })?;
-        let mut offsets = Vec::with_capacity(rows.len() + 1);
-        offsets.push(0);
-        for row in &rows {
-            offsets.push(offsets.last().copied().unwrap_or(0) + row.len());
-        }
-        Ok((offsets, rows.concat()))
-    }
-
-    /// The predictive mixtures of rows `x` with targets `y` and weights `weights`, to be
-    /// scored with scaled variances and spread means ([`ScaledMixtures`]).
-    pub fn scaled_mixtures<P: Points>(
-        &self,
-        x: &P,
-        y: &[f64],
-        weights: &[f64],
-        pool: &ThreadPool,
-    ) -> Result<ScaledMixtures> {
-        let (offsets, comps) = self.mixture_components(x, pool)?;
-        ScaledMixtures::new(offsets, &comps, y, weights, self.forest.trees.len())
+        ScaledMixtures::new(&rows, y, weights, self.forest.trees.len())
     }
 
     /// Runs `work` on `x`'s routes through every tree, routed once and kept while the same
@@ -403,19 +386,25 @@ mod tests {
             .is_err());
     }
 
+    /// A regressor of 4 trees (seeded `seed`) fitted on 400 rows of `regression_data(.., data)`.
+    fn four_trees_on(data: u64, seed: u64, p: &ThreadPool) -> ForestRegressor {
+        let (x, y) = regression_data(400, 3, data);
+        let interrupt = Interrupt::default();
+        let params = TreeParams::new(f64::INFINITY, 3);
+        let mut model = ForestRegressor::new(MondrianForest::new(params, 3, seed).expect("ok"));
+        let how = growing(4, p, &interrupt);
+        model
+            .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
+            .expect("fit");
+        model
+    }
+
     /// Log densities of rows routed once and kept equal those routed as they go, bit for bit;
     /// other rows, or an update, route again.
     #[test]
     fn routed_rows_give_the_log_densities_of_rows_routed_as_they_go() {
-        let (x, y) = regression_data(400, 3, 5);
         let p = pool(2).expect("pool");
-        let interrupt = Interrupt::default();
-        let params = TreeParams::new(f64::INFINITY, 3);
-        let mut model = ForestRegressor::new(MondrianForest::new(params, 3, 7).expect("ok"));
-        let how = growing(4, &p, &interrupt);
-        model
-            .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
-            .expect("fit");
+        let mut model = four_trees_on(5, 7, &p);
         model.ensure_posterior(&p).expect("posterior");
         let probes = uniform_array(60, 3, 11).mapv(|v| 1.4 * v - 0.2);
         let targets = Array1::from_iter((0..60).map(|i| f64::from(i) / 30.0 - 1.0));
@@ -450,15 +439,8 @@ mod tests {
     /// their gradient and Hessian in (log c, ρ) match central differences.
     #[test]
     fn scaled_mixtures_are_the_forest_with_scaled_variances() {
-        let (x, y) = regression_data(400, 3, 6);
         let p = pool(2).expect("pool");
-        let interrupt = Interrupt::default();
-        let params = TreeParams::new(f64::INFINITY, 3);
-        let mut model = ForestRegressor::new(MondrianForest::new(params, 3, 8).expect("ok"));
-        let how = growing(4, &p, &interrupt);
-        model
-            .fit(&x.view(), &y.view(), None, &how, |_| Ok(()))
-            .expect("fit");
+        let mut model = four_trees_on(6, 8, &p);
         let base = GaussianPrior::new(0.3, 0.8, 2.0, 0.02).expect("valid");
         model.fix_prior(&base, false, &p).expect("prior");
         let probes = uniform_array(50, 3, 12).mapv(|v| 1.6 * v - 0.3);
@@ -514,7 +496,7 @@ mod tests {
                 );
             }
         }
-        assert!(ScaledMixtures::new(vec![0, 2], &[], &[0.0], &[1.0], 1).is_err());
+        assert!(ScaledMixtures::new(&[Vec::new()], &[0.0, 1.0], &[1.0], 1).is_err());
     }
 
     /// Every tree's predictive is a probability mixture of proper Gaussians: weights sum to 1
