@@ -5,6 +5,7 @@
 pub mod coordinate;
 pub mod density;
 pub mod error;
+pub mod fair_lock;
 pub mod forest;
 pub mod input_map;
 pub mod kernel;

@@ -35,6 +35,19 @@ impl Interrupt {
     }
 }
 
+/// Runs `work`, turning a panic into [`Error::Internal`]. A panic is a bug, but one inside a
+/// pool's task (rayon resumes it on the thread that called `install`) must still reach the
+/// caller as an error: unwinding through the crossing into Python left a thread waiting for
+/// a worker that never reported back, and the process hung.
+pub fn catch_panic<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|payload| {
+        let message = (payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(Error::Internal(message))
+    })
+}
+
 /// A pool of exactly `n_jobs` threads (at least one).
 pub fn pool(n_jobs: usize) -> Result<ThreadPool> {
     ThreadPoolBuilder::new()
@@ -123,4 +136,30 @@ pub fn for_each_point_block<T: Send, P: Points>(
             .enumerate()
             .for_each(|(block, out)| run(block * chunk, out))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_task_in_the_pool_is_an_error_and_the_pool_still_works() {
+        let pool = pool(3).unwrap();
+        let outcome: Result<()> = catch_panic(|| {
+            pool.install(|| {
+                (0..1000usize).into_par_iter().for_each(|i| {
+                    if i == 737 {
+                        panic!("task {i} failed");
+                    }
+                })
+            });
+            Ok(())
+        });
+        assert_eq!(outcome, Err(Error::Internal("task 737 failed".into())));
+        let sum: usize = pool.install(|| (0..1000usize).into_par_iter().sum());
+        assert_eq!(sum, 499_500);
+        assert_eq!(catch_panic(|| Ok(7)), Ok(7));
+        let refused: Result<()> = catch_panic(|| Err(Error::InvalidInput("x".into())));
+        assert_eq!(refused, Err(Error::InvalidInput("x".into())));
+    }
 }

@@ -41,6 +41,50 @@ def test_sizes_beyond_memory_are_refused_before_allocating(make: Any, size: int)
     assert not hasattr(model, "model_")
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        ml.MondrianForestRegressor,
+        ml.MondrianForestClassifier,
+        lambda **k: ml.MondrianForestRegressorCV(lifetimes=3, **k),
+        lambda **k: ml.MondrianForestClassifierCV(lifetimes=3, **k),
+    ],
+    ids=["regressor", "classifier", "regressor-cv", "classifier-cv"],
+)
+def test_candidate_counts_beyond_the_data_are_the_data_s_counts(make: Any) -> None:
+    # candidate_locations=2**63 panicked in a worker thread and hung the process, 2**31
+    # allocated 16 GiB for 60 rows: locations beyond the rows are the rows' count,
+    # dimensions beyond the features the features' count, with the same results.
+    y = (Y > 0).astype(int) if "Classifier" in repr(make(n_estimators=1)) else Y
+    X_test = X[:10] + 0.01
+
+    def predict(dimensions: Any, locations: Any) -> np.ndarray:
+        model = make(
+            n_estimators=3,
+            candidate_dimensions=dimensions,
+            candidate_locations=locations,
+            random_state=0,
+        )
+        model.fit(X, y)
+        return getattr(model, "predict_proba", model.predict)(X_test)
+
+    bound = predict(3, len(X))
+    for locations in (2**63, np.int64(2**62), 2**31):
+        np.testing.assert_array_equal(predict(3, locations), bound)
+    np.testing.assert_array_equal(predict(2**31, len(X)), bound)
+    np.testing.assert_array_equal(predict(2**63, 2**63), bound)
+
+
+@pytest.mark.parametrize("gamma", [1e308, 2.0**63])
+def test_density_with_the_strongest_prior_is_the_uniform_density(gamma: float) -> None:
+    # γ = 1e308 overflowed the prior's strength γ (depth + 1)² and gave NaN log densities; as
+    # γ → ∞ the shares of every cut are the uniform ones, so the density is 1 / volume.
+    model = ml.MondrianDensityEstimator(n_estimators=3, gamma=gamma, random_state=0).fit(X)
+    scores = model.score_samples(X[:20])
+    volume = np.prod(1.2 * (X.max(axis=0) - X.min(axis=0)))  # the box: margins of 0.1
+    np.testing.assert_allclose(scores, -np.log(volume), rtol=1e-9)
+
+
 def test_thread_counts_are_capped_at_the_cpus() -> None:
     """``n_jobs=2**40`` started a thread per job (14,720 threads, 16 minutes on 2 cores)."""
     import os

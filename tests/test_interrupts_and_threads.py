@@ -172,3 +172,48 @@ def test_a_stream_of_batches_retains_no_more_than_one_batch() -> None:
     batched.partial_fit(X[rows], y[rows])
     assert streamed.model_.retained_bytes == batched.model_.retained_bytes
     assert streamed.model_.retained_bytes - before == 200 * (3 * 8 + 20 * 4)
+
+
+def test_readers_are_not_starved_by_a_stream_of_updates() -> None:
+    # Four threads predict (300 rows: each prediction first refreshes the posterior's
+    # cavities, with exclusive access) while one streams 60 one-row updates back to back.
+    # The model's lock admits waiting calls in turn, so each reader completes about one
+    # prediction per update; with a lock that let the writer straight back in, a reader
+    # that had refreshed the model found it stale again and refreshed it forever: 0 to 5
+    # predictions each against the 60 updates. The GIL is handed over often (a small
+    # switch interval) so that the count measures the lock, not the interpreter.
+    import sys
+
+    X, y = data(360, seed=5)
+    model = MondrianForestRegressor(n_estimators=5, random_state=1).fit(X[:300], y[:300])
+    probe = np.random.default_rng(6).uniform(size=(300, 3))
+    updates, readers = 60, 4
+    counts = [0] * readers
+    running = threading.Semaphore(0)
+    done = threading.Event()
+
+    def read_loop(k: int) -> None:
+        while not done.is_set():
+            model.predict(probe)
+            counts[k] += 1
+            if counts[k] == 1:
+                running.release()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    threads = [threading.Thread(target=read_loop, args=(k,)) for k in range(readers)]
+    try:
+        for t in threads:
+            t.start()
+        for _ in threads:  # every reader in its loop before the stream starts
+            running.acquire()
+        before = list(counts)
+        for i in range(300, 300 + updates):
+            model.partial_fit(X[i : i + 1], y[i : i + 1])
+        during = [after - b for after, b in zip(counts, before)]
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+        sys.setswitchinterval(interval)
+    assert min(during) >= updates // 4, during

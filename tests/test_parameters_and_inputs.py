@@ -70,6 +70,28 @@ def test_messages_name_the_parameter_the_value_and_what_is_allowed(
         check_parameter(name, value, constraints)
 
 
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        ("kernel.MondrianGridFeatures", "lifetime"),
+        ("kernel.baselines.LaplaceKernelRidge", "lifetime"),
+        ("MondrianForestRegressorCV", "lifetimes"),
+        ("MondrianForestClassifierCV", "lifetimes"),
+        ("MondrianKernelRidgeCV", "lifetimes"),
+    ],
+)
+@pytest.mark.parametrize("value", [True, np.bool_(False), [True, False], np.array([True])])
+def test_booleans_are_not_numbers_in_any_parameter(make: str, name: str, value: object) -> None:
+    # One rule for bools, as for n_estimators=True: the array-valued lifetimes are no exception.
+    import importlib
+
+    module, _, cls = ("mondrian_learn." + make).rpartition(".")
+    estimator = getattr(importlib.import_module(module), cls)(**{name: value})
+    X = np.random.default_rng(0).uniform(size=(20, 2))
+    with pytest.raises(ValueError, match=f"^{name} must be .*got"):
+        estimator.fit(X, fit_data(estimator, X))
+
+
 def test_accepted_values_pass() -> None:
     check_parameter("lifetime", np.inf, [Real(low=0, allow_inf=True)])
     check_parameter("n_jobs", -1, N_JOBS)

@@ -48,6 +48,11 @@ fn lower_share(
 ) -> f64 {
     let strength = gamma * f64::from(depth + 1).powi(2);
     let q = (threshold - a) / (b - a);
+    if strength.is_infinite() {
+        // The limit of an infinitely strong prior: the uniform share (γ = 1e308 overflowed
+        // the strength at depth 1 and gave ∞/∞ = NaN densities).
+        return q;
+    }
     (strength * q + left) / (strength + left + right)
 }
 
@@ -396,6 +401,29 @@ mod tests {
             f64::NEG_INFINITY
         );
         assert!(f.is_consistent());
+    }
+
+    #[test]
+    fn the_strongest_prior_gives_the_uniform_density() {
+        // γ = 1e308 overflows the strength γ (depth + 1)² below the root: the limit γ → ∞,
+        // the uniform density on the box (volume 2), not ∞/∞ = NaN.
+        let p = pool(1).expect("pool");
+        let mut f = DensityForest::sample(
+            vec![0.0, 0.0],
+            vec![1.0, 2.0],
+            (3.0, 1e308),
+            2,
+            3,
+            100_000,
+            &p,
+            &Interrupt::default(),
+        )
+        .expect("sampled");
+        let points: Vec<f64> = (0..50).flat_map(|i| [i as f64 / 50.0, 0.1]).collect();
+        f.add_points(&points, None, &p).expect("inside");
+        for value in f.log_density(&[0.3, 0.2, 0.9, 1.9], &p).expect("finite") {
+            assert!((value + 2f64.ln()).abs() < 1e-9, "{value}");
+        }
     }
 
     #[test]

@@ -62,6 +62,11 @@ struct Scratch {
 /// Copies of the bins filled in turn by consecutive points (see `guided_cut`).
 const LANES: usize = 4;
 
+/// Up to this many locations, a point's bin is counted by a scan of the sorted cuts; beyond,
+/// found by binary search (the same bin), so a cut over m points with Q candidates costs
+/// O(m log Q), not O(m Q), when Q is as large as the points allow.
+const SCAN_LOCATIONS: usize = 64;
+
 /// Relative difference (of [`Impurity::magnitude`]) below which two candidates' scores count
 /// as tied, the earlier draw winning. Candidates in different dimensions that split a block's
 /// points alike have the same score in exact arithmetic, but their sums run over the points in
@@ -105,7 +110,20 @@ impl Guidance {
 
     /// Whether candidates are compared at all.
     pub fn is_guided(&self) -> bool {
-        self.tries * self.locations > 1
+        self.tries > 1 || self.locations > 1
+    }
+
+    /// These counts for a model holding `n_points` training points: more locations than
+    /// points are that many (the candidates are drawn, sorted and binned per cut, so
+    /// `locations = 2⁶³` for thirty rows allocated without bound), and more dimensions than
+    /// `n_features` are that many (the draws stop when the dimensions run out). Counts within
+    /// the bounds are kept, so results change only for counts beyond them, and equal those
+    /// of the bounds themselves.
+    pub fn bounded(self, n_points: usize, n_features: usize) -> Guidance {
+        Guidance {
+            tries: self.tries.min(n_features.max(1)),
+            locations: self.locations.min(n_points.max(1)),
+        }
     }
 }
 
@@ -190,7 +208,11 @@ impl<P: SplitPolicy, I: Impurity> Guided<P, I> {
             let (labels, rows) = (s.labels.iter().zip(&s.weights), block.rows.chunks_exact(d));
             for (lane, ((&label, &weight), row)) in labels.zip(rows).enumerate() {
                 let v = row[dim];
-                let bin = s.sorted.iter().filter(|&&c| c < v).count();
+                let bin = if q <= SCAN_LOCATIONS {
+                    s.sorted.iter().filter(|&&c| c < v).count()
+                } else {
+                    s.sorted.partition_point(|&c| c < v)
+                };
                 let at = (lane % LANES) * size + bin * w;
                 self.impurity.add(&mut s.bins[at..at + w], label, weight);
             }

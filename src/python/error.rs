@@ -21,6 +21,8 @@ pub fn to_py_err(e: Error) -> PyErr {
             PyValueError::new_err(e.to_string())
         }
         Error::Io(_) => PyOSError::new_err(e.to_string()),
-        Error::Interrupted(_) | Error::ThreadPool(_) => PyRuntimeError::new_err(e.to_string()),
+        Error::Interrupted(_) | Error::ThreadPool(_) | Error::Internal(_) => {
+            PyRuntimeError::new_err(e.to_string())
+        }
     }
 }

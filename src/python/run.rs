@@ -4,17 +4,22 @@
 //!
 //! Fitted models sit in a [`Handle`]: behind a lock taken with the GIL released, so calls
 //! that only read a model (predictions) run concurrently and a call that changes it waits for
-//! them, instead of failing with a borrow error.
+//! them, instead of failing with a borrow error. The lock admits calls in the order they
+//! arrive ([`FairRwLock`]): predictions are not starved by a stream of updates, nor updates
+//! by a stream of predictions.
+//!
+//! A panic in the core (a bug) reaches Python as a `RuntimeError`, never a hang.
 
 use super::error::to_py_err;
 use crate::error::{Error, Result};
+use crate::fair_lock::{FairRwLock, ReadGuard, WriteGuard};
 use crate::forest::Growing;
-use crate::parallel::{max_threads, pool, Interrupt};
+use crate::parallel::{catch_panic, max_threads, pool, Interrupt};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use rayon::ThreadPool;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How often a long call checks for Ctrl-C (and other signals) while the core works.
@@ -86,7 +91,7 @@ where
         raised: &raised,
     };
     let (outcome, signal) = match length {
-        Length::Short => (py.detach(|| work(&call)), None),
+        Length::Short => (py.detach(|| catch_panic(|| work(&call))), None),
         Length::Long => py.detach(|| watch_signals(work, &call)),
     };
     if let Some(e) = signal.or_else(|| raised.lock().unwrap_or_else(|p| p.into_inner()).take()) {
@@ -108,10 +113,13 @@ where
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            let outcome = work(call);
-            done.store(true, Ordering::Release);
-            me.unpark();
-            outcome
+            // Reported however the work ends: a panic that skipped the report left this
+            // thread polling forever.
+            let _finished = Finished {
+                done: &done,
+                waiter: me,
+            };
+            catch_panic(|| work(call))
         });
         let mut signal = None;
         while !done.load(Ordering::Acquire) {
@@ -123,25 +131,34 @@ where
                 }
             }
         }
-        let outcome = worker.join().unwrap_or_else(|_| {
-            Err(Error::Interrupted(
-                "internal error: the core panicked (please report it)".into(),
-            ))
-        });
+        let outcome = (worker.join())
+            .unwrap_or_else(|_| Err(Error::Internal("the worker thread panicked".into())));
         (outcome, signal)
     })
 }
 
+/// Tells the thread waiting in [`watch_signals`] that the work ended, when dropped.
+struct Finished<'a> {
+    done: &'a AtomicBool,
+    waiter: std::thread::Thread,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
+        self.waiter.unpark();
+    }
+}
+
 /// Shared access to a model behind a lock (a panic elsewhere cannot leave it half-updated in
 /// a way later calls would trip on: every update validates before it mutates).
-fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+fn read<T>(lock: &FairRwLock<T>) -> ReadGuard<'_, T> {
+    lock.read()
 }
 
 /// Exclusive access to a model behind a lock. Taken only with the GIL released.
-fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+fn write<T>(lock: &FairRwLock<T>) -> WriteGuard<'_, T> {
     lock.write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The process's pools, one per thread count (at most one per CPU count: `pool` caps them),
@@ -162,13 +179,13 @@ pub fn shared_pool(n_jobs: usize) -> PyResult<Arc<ThreadPool>> {
 
 /// A fitted model held by Rust (module docs).
 pub struct Handle<T> {
-    model: RwLock<T>,
+    model: FairRwLock<T>,
 }
 
 impl<T: Send + Sync> Handle<T> {
     pub fn new(model: T) -> Self {
         Self {
-            model: RwLock::new(model),
+            model: FairRwLock::new(model),
         }
     }
 
@@ -180,7 +197,7 @@ impl<T: Send + Sync> Handle<T> {
         let pool = shared_pool(n_jobs)?;
         let model = run(py, &pool, length, work)?;
         Ok(Self {
-            model: RwLock::new(model),
+            model: FairRwLock::new(model),
         })
     }
 
@@ -208,7 +225,10 @@ impl<T: Send + Sync> Handle<T> {
 
     /// Shared access when `ready(model)` holds, after bringing it about with exclusive access
     /// by `prepare` when it does not (a stale posterior recomputed before a prediction):
-    /// readers never see the model between an update and its preparation.
+    /// readers never see the model between an update and its preparation. A call that
+    /// prepared the model does its work before giving up exclusive access: going back to the
+    /// queue for shared access, it found the model made stale again by an update queued
+    /// meanwhile, and a stream of updates kept it preparing forever.
     pub fn read_prepared<R, F>(
         &self,
         py: Python<'_>,
@@ -223,7 +243,7 @@ impl<T: Send + Sync> Handle<T> {
         F: for<'c> FnOnce(&T, &Call<'c>) -> Result<R> + Send,
     {
         let pool = shared_pool(n_jobs)?;
-        run(py, &pool, length, |call| loop {
+        run(py, &pool, length, |call| {
             {
                 let model = read(&self.model);
                 if ready(&model) {
@@ -234,6 +254,7 @@ impl<T: Send + Sync> Handle<T> {
             if !ready(&model) {
                 prepare(&mut model, call.pool)?;
             }
+            work(&model, call)
         })
     }
 

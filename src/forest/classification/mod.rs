@@ -147,7 +147,8 @@ impl ForestClassifier {
         self.forest.add_points(x)?;
         self.labels.extend(labels.iter());
         self.weights.append(0, labels.len(), weights);
-        let rule = policy((&self.labels, &self.weights), self.n_classes, self.guidance);
+        let guidance = (self.guidance).bounded(self.labels.len(), self.forest.n_features);
+        let rule = policy((&self.labels, &self.weights), self.n_classes, guidance);
         self.forest.grow_to(&rule, how, progress)?;
         let (labels, k) = ((self.labels.as_slice(), &self.weights), self.n_classes);
         self.counts = how.pool.install(|| {
@@ -174,7 +175,8 @@ impl ForestClassifier {
         self.weights
             .append(self.labels.len(), labels.len(), weights);
         self.labels.extend(labels.iter());
-        let rule = policy((&self.labels, &self.weights), self.n_classes, self.guidance);
+        let guidance = (self.guidance).bounded(self.labels.len(), self.forest.n_features);
+        let rule = policy((&self.labels, &self.weights), self.n_classes, guidance);
         let update = self.forest.extend_or_refit(rows, &rule, pool)?;
         let (labels, k) = ((self.labels.as_slice(), &self.weights), self.n_classes);
         self.means.clear();
@@ -378,6 +380,34 @@ mod tests {
             leaves(&guided),
             leaves(&model)
         );
+    }
+
+    #[test]
+    fn candidate_counts_beyond_the_data_are_the_data_s_counts() {
+        // 30 rows in 2 dimensions: 2⁶³ locations (once a capacity-overflow panic) and 2⁶³
+        // dimensions give the trees of 30 locations and 2 dimensions, bit for bit.
+        let (x, y) = labelled(30, 4);
+        let bytes = |m: &ForestClassifier| -> Vec<Vec<u8>> {
+            (m.forest.trees.iter())
+                .map(|t| crate::serialize::to_bytes(t).expect("serialisable"))
+                .collect()
+        };
+        let huge = 1usize << 63;
+        for (given, bound) in [
+            ((2, huge), (2, 30)),
+            ((huge, 6), (2, 6)),
+            ((huge, huge), (2, 30)),
+        ] {
+            let at = |(tries, locations)| fitted(&x, &y, Guidance { tries, locations });
+            assert!(
+                bytes(&at(given)) == bytes(&at(bound)),
+                "{given:?} vs {bound:?}"
+            );
+        }
+        // Within the bounds, the counts are kept.
+        let kept = Guidance::new(2, 29).expect("valid");
+        assert_eq!(kept.bounded(30, 2), kept);
+        assert!(bytes(&fitted(&x, &y, kept)) != bytes(&fitted(&x, &y, kept.bounded(20, 2))));
     }
 
     #[test]

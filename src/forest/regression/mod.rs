@@ -165,7 +165,8 @@ impl ForestRegressor {
         self.target_stats = stats;
         self.y.extend(y.iter());
         self.weights.append(0, y.len(), weights);
-        let rule = policy((&self.y, &self.weights), &self.target_stats, self.guidance);
+        let guidance = (self.guidance).bounded(self.y.len(), self.forest.n_features);
+        let rule = policy((&self.y, &self.weights), &self.target_stats, guidance);
         self.forest.grow_to(&rule, how, progress)?;
         let pool = how.pool;
         let all_leaves: Vec<Vec<u32>> = (self.forest.trees.iter())

@@ -61,7 +61,8 @@ impl ForestRegressor {
         self.target_stats = stats;
         self.weights.append(self.y.len(), y.len(), weights);
         self.y.extend(y.iter());
-        let rule = policy((&self.y, &self.weights), &self.target_stats, self.guidance);
+        let guidance = (self.guidance).bounded(self.y.len(), self.forest.n_features);
+        let rule = policy((&self.y, &self.weights), &self.target_stats, guidance);
         let update = self.forest.extend_or_refit(rows, &rule, pool)?;
         self.refresh_leaf_stats(&update.changed, pool);
         if self.prior_is_due() {
