@@ -7,7 +7,7 @@ import importlib
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import clone, is_regressor
 
 from conftest import estimator_zoo, fit_data, output
 
@@ -109,3 +109,19 @@ def test_failed_first_update_leaves_the_estimator_unfitted(name: str) -> None:
     with pytest.raises(ValueError, match="NaN"):
         model.partial_fit(np.full((3, 2), np.nan), np.zeros(3))
     assert not hasattr(model, "model_") and not hasattr(model, "n_features_in_")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (m, _) in ZOO.items() if is_regressor(m)))
+def test_regressors_refuse_targets_that_are_not_numbers(name: str) -> None:
+    """Strings say what is wrong with y (scikit-learn's words for what it cannot convert),
+    not numpy's TypeError from deep inside; the model is left as it was."""
+    model, X, before, state = fitted(name)
+    words = np.array(["low", "high"])[np.arange(len(X)) % 2]
+    digits = np.array(["1.5", "2"])[np.arange(len(X)) % 2]
+    methods = ["fit"] + (["partial_fit"] if hasattr(model, "partial_fit") else [])
+    for method in methods:
+        with pytest.raises(ValueError, match="y must be numeric for regression: could not conv"):
+            getattr(model, method)(X, words)
+        with pytest.raises(ValueError, match="y must be numeric for regression, got dtype <U3"):
+            getattr(model, method)(X, digits)
+    assert_unchanged(model, X, before, state)

@@ -3,22 +3,30 @@ threads, and the checks of inputs after fitting."""
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
+import os
+import sys
+import warnings
 from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
 from sklearn.utils.sparsefuncs import min_max_axis
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._validation import (
+    COUNT,
     CorePoints,
     Param,
     as_core_array,
     as_core_points,
+    check_numeric_target,
+    check_parameter,
     check_parameters,
     check_sample_weight,
     check_weighted_target_scale,
@@ -29,9 +37,65 @@ from mondrian_learn._validation import (
 Method = TypeVar("Method", bound=Callable[..., Any])
 
 
+def _package_directory(module: Any) -> str:
+    return os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+
+
+@functools.cache
+def _library_directories() -> tuple[str, ...]:
+    """The directories whose frames a warning skips: this package's, and those of the
+    libraries that call a user's estimator for them (a ``Pipeline``, ``GridSearchCV``,
+    joblib's workers), so that the warning names the user's own line."""
+    import joblib
+    import sklearn
+
+    import mondrian_learn
+
+    return tuple(_package_directory(m) for m in (mondrian_learn, sklearn, joblib))
+
+
+#: The warnings issued so far in the outermost ``fit``/``partial_fit`` under way in this
+#: thread or task (None outside one): (category, where the package issued it).
+_FIT_WARNINGS: contextvars.ContextVar[set[tuple[type, str, int]] | None] = contextvars.ContextVar(
+    "mondrian_learn_fit_warnings", default=None
+)
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Issue a warning of the package: attributed to the first frame outside this package,
+    scikit-learn and joblib (the user's line, also under a ``Pipeline`` or a search), and
+    issued once per outermost ``fit``/``partial_fit`` for each place in the package that
+    warns (a cross-validated fit, or a fit calling fits, warns once, not once per fold).
+
+    Parameters
+    ----------
+    message : str
+        The warning's text.
+    category : type of Warning, default=UserWarning
+        Its class.
+    """
+    caller = sys._getframe(1)
+    issued = _FIT_WARNINGS.get()
+    if issued is not None:
+        key = (category, caller.f_code.co_filename, caller.f_lineno)
+        if key in issued:
+            return
+        issued.add(key)
+    skipped = _library_directories()
+    # stacklevel 1 is this function, 2 its caller; count up to the first frame outside.
+    frame: Any = caller
+    level = 2
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        skipped
+    ):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
 def restore_on_failure(method: Method) -> Method:
     """Wrap ``fit``/``partial_fit`` so that a call that raises — any exception, a
-    ``KeyboardInterrupt`` included — leaves the estimator exactly as it was.
+    ``KeyboardInterrupt`` included — leaves the estimator exactly as it was; the outermost
+    such call issues each of the package's warnings once (:func:`warn`).
 
     A shallow copy of ``vars(self)`` suffices: fits build new core handles and assign them at
     the end, and the core's own updates (``partial_fit``) check their input before changing
@@ -42,12 +106,17 @@ def restore_on_failure(method: Method) -> Method:
     @functools.wraps(method)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
         saved = dict(vars(self))
+        # The outermost fit collects the package's warnings (see ``warn``).
+        scope = _FIT_WARNINGS.set(set()) if _FIT_WARNINGS.get() is None else None
         try:
             return method(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()
             vars(self).update(saved)
             raise
+        finally:
+            if scope is not None:
+                _FIT_WARNINGS.reset(scope)
 
     return guarded  # type: ignore[return-value]
 
@@ -287,6 +356,7 @@ class OnlineMixin(EstimatorBase):
                 y_numeric=True,
                 reset=False,
             )
+            check_numeric_target(y)
         if sample_weight is None:
             self.model_.partial_fit(self._core_input(X), as_core_array(y), self._threads())
             return self
@@ -296,3 +366,32 @@ class OnlineMixin(EstimatorBase):
             check_weighted_target_scale(y, weights)
             self.model_.partial_fit(X, y, self._threads(), weights)
         return self
+
+
+class GaussianSampleMixin:
+    """``sample_y`` for a model with a Gaussian predictive: draws from
+    ``predict(X, return_cov=True)``."""
+
+    def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> np.ndarray:
+        """Draw new targets at ``X`` jointly from the predictive N(mean, cov) of
+        ``predict(X, return_cov=True)``, as scikit-learn's
+        ``GaussianProcessRegressor.sample_y`` does (``rng.multivariate_normal``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+            Points (finite values).
+        n_samples : int, default=1
+            Draws per point.
+        random_state : int, RandomState or None, default=0
+            Seeds the draws.
+
+        Returns
+        -------
+        y_samples : ndarray of shape (n_samples_X, n_samples)
+            One column per draw.
+        """
+        check_parameter("n_samples", n_samples, COUNT)
+        mean, cov = self.predict(X, return_cov=True)  # type: ignore[attr-defined]
+        rng = check_random_state(random_state)
+        return rng.multivariate_normal(mean, cov, int(n_samples)).T

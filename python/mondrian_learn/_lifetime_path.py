@@ -4,17 +4,30 @@ of the data held out to score it."""
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
+import scipy.sparse
+from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 
-from mondrian_learn._validation import Integer, Param, Real, RealArray, check_parameter
+from mondrian_learn._validation import (
+    Integer,
+    IsSplitter,
+    Param,
+    Real,
+    RealArray,
+    check_parameter,
+)
 
 #: ``lifetimes``: an int k (λ = 0 and every ⌈n_cuts/k⌉-th cut), an array of λ, or None.
 LIFETIMES = Param(100, None, Integer(low=1), RealArray(low=0))
 #: ``validation_fraction``: the share of ``X`` held out to score the path.
 VALIDATION_FRACTION = Param(0.2, Real(low=0, high=1, closed="neither"))
+#: ``cv``: None (one hold-out of ``validation_fraction``), k ≥ 2 folds, or a scikit-learn
+#: splitter (an object with ``split``, or an iterable of (train, validation) index pairs).
+CV = Param(None, None, Integer(low=2), IsSplitter())
 
 
 def checkpoint_arguments(
@@ -35,17 +48,67 @@ def checkpoint_arguments(
     return None, [float(v) for v in grid]
 
 
-def held_out_rows(
-    X: np.ndarray, y: np.ndarray, fraction: float, random_state: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`held_out_split` of the distinct rows of ``(X, y)``, taken in lexicographic order:
-    rows that repeat one another fall in the same share, so that no row is scored against its
-    own copy, and neither the order of the rows nor their repetition moves the split (a row of
-    integer weight w splits as the row repeated w times)."""
-    distinct, group = np.unique(np.column_stack([X, y]), axis=0, return_inverse=True)
-    train, held_out = held_out_split(len(distinct), fraction, random_state)
-    group = group.reshape(-1)
-    return np.flatnonzero(np.isin(group, train)), np.flatnonzero(np.isin(group, held_out))
+def distinct_rows(X: Any, y: np.ndarray) -> np.ndarray:
+    """The index of each row of ``(X, y)`` among the distinct rows, numbered in lexicographic
+    order (``np.unique(..., axis=0, return_inverse=True)``); for a sparse ``X`` the same
+    numbers, computed from its stored entries without a dense copy."""
+    if not scipy.sparse.issparse(X):
+        _, group = np.unique(np.column_stack([X, y]), axis=0, return_inverse=True)
+        return group.reshape(-1)
+    rows = scipy.sparse.hstack(
+        [scipy.sparse.csr_matrix(X), scipy.sparse.csr_matrix(np.reshape(y, (-1, 1)))],
+        format="csr",
+        dtype=np.float64,
+    )
+    rows.sum_duplicates()
+    rows.eliminate_zeros()  # also −0.0, equal to 0 as in the dense comparison
+    rows.sort_indices()
+    return _lexicographic_groups(rows.indptr, rows.indices, rows.data)
+
+
+def _lexicographic_groups(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """:func:`distinct_rows` of a canonical CSR matrix (sorted indices, no zeros stored).
+
+    Two dense rows first differ in the first column where their lists of stored entries
+    (column j, value v) differ, so rows compare as those lists do under this order of
+    entries: a negative entry is below an absent one (a 0) and a positive one above, so
+    (j, v < 0) sorts as (0, j, v), (j, v > 0) as (1, −j, v), and a list's end as (½,) —
+    above every negative entry still to come in the other row, below every positive one.
+    The rows are sorted one entry at a time, refining the groups of equal prefixes, and only
+    the groups still holding more than one row and not yet at their end are sorted again.
+    """
+    n = indptr.size - 1
+    length = np.diff(indptr)
+    start = np.zeros(n, dtype=np.int64)  # rank of each row's group: where it begins in order
+    for position in range(int(length.max(initial=0)) + 1):
+        size = np.bincount(start, minlength=n)[start]
+        rows = np.flatnonzero((size > 1) & (length >= position))
+        if rows.size == 0:
+            break
+        stored = length[rows] > position
+        at = indptr[rows] + np.where(stored, position, 0)
+        value = np.where(stored, data[np.minimum(at, max(data.size - 1, 0))], 0.0)
+        column = np.where(stored, indices[np.minimum(at, max(indices.size - 1, 0))], 0)
+        kind = np.where(stored, np.where(value > 0, 1.0, 0.0), 0.5)
+        key = np.where(value > 0, -column, column)
+        order = np.lexsort((value, key, kind, start[rows]))
+        rows, group = rows[order], start[rows][order]
+        kind, key, value = kind[order], key[order], value[order]
+        new = np.ones(rows.size, dtype=bool)
+        new[1:] = (
+            (group[1:] != group[:-1])
+            | (kind[1:] != kind[:-1])
+            | (key[1:] != key[:-1])
+            | (value[1:] != value[:-1])
+        )
+        # A row's new rank: its old group's start plus how many rows of that group sort
+        # before its new group.
+        first_of_old = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        old_index = np.cumsum(np.r_[True, group[1:] != group[:-1]]) - 1
+        first_of_new = np.maximum.accumulate(np.where(new, np.arange(rows.size), 0))
+        start[rows] = group + (first_of_new - first_of_old[old_index])
+    _, group = np.unique(start, return_inverse=True)
+    return group.reshape(-1)
 
 
 def held_out_split(n: int, fraction: float, random_state: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -59,3 +122,61 @@ def held_out_split(n: int, fraction: float, random_state: Any) -> tuple[np.ndarr
     n_val = min(n - 1, max(1, int(round(fraction * n))))
     order = check_random_state(random_state).permutation(n)
     return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def validation_splits(
+    cv: Any,
+    X: Any,
+    y: np.ndarray,
+    fraction: float,
+    random_state: Any,
+    *,
+    classifier: bool = False,
+    distinct: bool = True,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (training, validation) row indices a lifetime path is scored on, for the ``cv``
+    parameter (:data:`CV`).
+
+    ``None``: one split holding out ``fraction`` of the rows. An int k: k folds, shuffled by
+    ``random_state`` (stratified by label when ``classifier``). With ``distinct``, both take
+    the distinct rows of ``(X, y)`` as the units to split, taken in lexicographic order
+    (:func:`distinct_rows`): rows that repeat one another fall in the same share, so that no
+    row is scored against its own copy, and neither the order of the rows nor their
+    repetition moves the split (a row of integer weight w splits as its w copies). A splitter or an
+    iterable of index pairs is used as given (scikit-learn's ``check_cv``).
+    """
+    n = int(y.shape[0])
+    if cv is not None and not isinstance(cv, numbers.Integral):
+        splits = [
+            (np.asarray(train, dtype=np.intp), np.asarray(held_out, dtype=np.intp))
+            for train, held_out in check_cv(cv, y, classifier=classifier).split(X, y)
+        ]
+        for train, held_out in splits:
+            if train.size == 0 or held_out.size == 0:
+                raise ValueError("cv gave a split with no training or no validation rows")
+        return splits
+    if distinct:
+        group = distinct_rows(X, y)
+        unit_y = np.empty(group.max() + 1 if n else 0, dtype=np.asarray(y).dtype)
+        unit_y[group] = y
+    else:
+        group, unit_y = np.arange(n), y
+    n_units = group.max() + 1 if n else 0
+    if cv is None:
+        train, held_out = held_out_split(n_units, fraction, random_state)
+        unit_splits = [(train, held_out)]
+    else:
+        if int(cv) > n_units:
+            raise ValueError(
+                f"cv={int(cv)} folds need at least as many distinct samples, got {n_units}"
+            )
+        folds = StratifiedKFold if classifier else KFold
+        seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+        splitter = folds(int(cv), shuffle=True, random_state=seed)
+        unit_splits = list(splitter.split(np.zeros((n_units, 1)), unit_y))
+    if not distinct:
+        return [(np.sort(t), np.sort(v)) for t, v in unit_splits]
+    return [
+        (np.flatnonzero(np.isin(group, t)), np.flatnonzero(np.isin(group, v)))
+        for t, v in unit_splits
+    ]

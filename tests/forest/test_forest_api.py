@@ -217,3 +217,36 @@ def test_verbose_reports_progress(capsys, friedman, monkeypatch) -> None:  # typ
     MondrianForestRegressor(n_estimators=10, verbose=1, n_jobs=1).fit(X[:200], y[:200])
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[-1] == "trees: 10/10" and len(lines) == 3
+
+
+def test_a_single_quantile_gives_one_value_per_point() -> None:
+    """As quantile-forest: a level given as a number gives shape (n,), a sequence (n, k)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(80, 2))
+    model = MondrianForestRegressor(3, hyperparameters="heuristic", random_state=0)
+    model.fit(X, X[:, 0] + 0.1 * rng.normal(size=80))
+    for level in (0.2, np.float64(0.5)):
+        column = model.predict_quantiles(X[:7], [level])[:, 0]
+        for single in (
+            model.predict(X[:7], quantiles=level),
+            model.predict_quantiles(X[:7], level),
+        ):
+            assert single.shape == (7,)
+            np.testing.assert_array_equal(single, column)
+    assert model.predict(X[:7], quantiles=[0.5]).shape == (7, 1)
+    assert model.predict_quantiles(X[:7], np.array([0.2, 0.5, 0.9])).shape == (7, 3)
+    for bad in ([[0.5]], []):
+        with pytest.raises(ValueError, match="quantiles"):
+            model.predict_quantiles(X[:7], bad)
+
+
+def test_the_marginal_likelihood_has_scikit_learns_gpr_spelling() -> None:
+    """``log_marginal_likelihood_value_`` as on GaussianProcessRegressor, the kernel ridges and
+    the partition GP; it follows the model through ``partial_fit``."""
+    rng = np.random.default_rng(3)
+    X, y = rng.uniform(size=(80, 2)), rng.normal(size=80)
+    model = MondrianForestRegressor(4, random_state=0).fit(X[:60], y[:60])
+    assert model.log_marginal_likelihood_value_ == model.log_marginal_likelihood()
+    before = model.log_marginal_likelihood_value_
+    model.partial_fit(X[60:], y[60:])
+    assert model.log_marginal_likelihood_value_ == model.log_marginal_likelihood() != before

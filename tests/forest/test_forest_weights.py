@@ -233,11 +233,11 @@ def test_lifetime_search_takes_weights() -> None:
 
 def test_lifetime_search_split_ignores_row_order_and_keeps_copies_together() -> None:
     from mondrian_learn import MondrianForestRegressorCV
-    from mondrian_learn._lifetime_path import held_out_rows
+    from mondrian_learn._lifetime_path import validation_splits
 
     X, y, counts, Q = _data(n=150, seed=12)
     X, y = np.repeat(X, counts, axis=0), np.repeat(y, counts)
-    train, held_out = held_out_rows(X, y, 0.2, 0)
+    [(train, held_out)] = validation_splits(None, X, y, 0.2, 0)
     assert not {tuple(r) for r in X[train]} & {tuple(r) for r in X[held_out]}
     order = np.random.default_rng(12).permutation(len(y))
     params = dict(n_estimators=4, lifetimes=10, random_state=0)

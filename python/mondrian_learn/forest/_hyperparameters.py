@@ -9,11 +9,12 @@ criteria on the model's own trees.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
+
+from mondrian_learn._base import warn
 
 #: Trees scored per evaluation: the criteria are sums over trees of the same distribution, each
 #: summing over every training point, so a few trees place the optimum about as well as all
@@ -45,7 +46,7 @@ def _warn_at_noise_floor(rule: str, free: list[str], best: np.ndarray, bounds: l
         return
     low = bounds[free.index("noise_variance")][0]
     if best[free.index("noise_variance")] <= low + 1e-3:
-        warnings.warn(
+        warn(
             f"hyperparameters={rule!r}: the criterion grows without bound as "
             "noise_variance → 0 (leaves whose targets are all equal; a row of "
             "sample_weight > 1 alone in its leaf counts as that many equal targets); "
@@ -53,7 +54,6 @@ def _warn_at_noise_floor(rule: str, free: list[str], best: np.ndarray, bounds: l
             "a noise_variance, a larger min_samples_split or hyperparameters='heuristic' "
             "(or 'leave_one_out' with sample_weight).",
             UserWarning,
-            stacklevel=7,
         )
 
 

@@ -5,47 +5,71 @@ best λ on all of it."""
 from __future__ import annotations
 
 import inspect
+import numbers
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import restore_on_failure
-from mondrian_learn._lifetime_path import LIFETIMES, VALIDATION_FRACTION, held_out_rows
-from mondrian_learn._validation import Options, Param, check_sample_weight
+from mondrian_learn._lifetime_path import CV, LIFETIMES, VALIDATION_FRACTION, validation_splits
+from mondrian_learn._validation import Options, Param, check_numeric_target, check_sample_weight
 from mondrian_learn.forest._base import MondrianForestBase
 from mondrian_learn.forest._classifier import MondrianForestClassifier
 from mondrian_learn.forest._regressor import MondrianForestRegressor
 
 SEARCH_NOTES = """
-    ``fit`` holds out ``validation_fraction`` of the distinct rows (copies of a row stay
-    together, so none is scored against its own copy; the rows' order does not move the
-    split), fits the forest with the lifetime
-    Λ = ``lifetime`` (default ∞: trees grown until ``min_samples_split`` stops them) on the
-    rest, runs :meth:`lifetime_path` on the held-out rows, and refits on all rows at the λ
-    whose validation score (``selection``) is best — at Λ itself when that is the forest with
-    every cut. The path scores a simpler predictor of the pruned forests than the refitted
-    model's hierarchical posterior ({path_model}; see :meth:`lifetime_path`): λ is chosen for
-    that predictor. Cost: two fits and one sweep (measured in benches/RESULTS.md, issue 15).
-    The parameters and attributes are the forest's, and those of the search below.
+    ``fit`` scores the lifetime path on rows the forest was not fitted on, and refits on all
+    rows at the λ whose validation score (``selection``) is best — at Λ = ``lifetime``
+    itself (default ∞: trees grown until ``min_samples_split`` stops them) when that is the
+    forest with every cut. By default (``cv=None``) it holds out ``validation_fraction`` of
+    the distinct rows (copies of a row stay together, so none is scored against its own
+    copy; the rows' order does not move the split), fits the forest with the lifetime Λ on
+    the rest and runs :meth:`lifetime_path` on the held-out rows: two fits and one sweep.
+    With ``cv`` giving k splits, a forest is fitted on each split's training rows and its
+    path scored on the split's validation rows at the first split's checkpoints; λ is
+    chosen on the mean of the k scores, weighted by the validation rows' total weight: k + 1
+    fits and k sweeps. The path scores a simpler predictor of the pruned forests than the
+    refitted model's hierarchical posterior ({path_model}; see :meth:`lifetime_path`): λ is
+    chosen for that predictor. The parameters and attributes are the forest's, and those of
+    the search below.
 """
 
 SEARCH_PARAMETERS = """    lifetimes : int, array-like or None, default=100
         Where the path is scored: an int k, at λ = 0 and after every ⌈n_cuts/k⌉-th cut; an
-        array, at those λ; None, after every cut.
+        array, at those λ; None, after every cut (of the first split's forest; the other
+        splits' forests are scored at the same λ).
     validation_fraction : float, default=0.2
-        Share of the rows held out to score the path (drawn by ``random_state``).
+        Share of the rows held out to score the path when ``cv=None`` (drawn by
+        ``random_state``).
     selection : {selections}, default="{default}"
         The validation score that picks λ.
+    cv : int, cross-validation generator, iterable or None, default=None
+        How the rows are split to score the path (as ``cv`` of scikit-learn's ``RidgeCV``):
+
+        - None, one split holding out ``validation_fraction`` of the distinct rows;
+        - an int k ≥ 2, k folds of the distinct rows (copies of a row share a fold),
+          shuffled by ``random_state``, {folds};
+        - a splitter (an object with ``split`` and ``get_n_splits``, such as
+          ``KFold``) or an iterable of (train, validation) index arrays, used as given
+          (indices of the rows of ``X``; rows of zero ``sample_weight`` leave both shares).
 """
 
 SEARCH_ATTRIBUTES = """    path_ : dict of arrays
-        :meth:`lifetime_path` of the forest fitted on the training share.
+        :meth:`lifetime_path` of the forest fitted on the first split's training rows.
+    cv_results_ : dict of arrays
+        ``lifetimes`` (the λ scored, n_checkpoints), ``split_scores`` (the ``selection``
+        score of each split at each λ, n_splits × n_checkpoints), ``split_weights`` (each
+        split's validation weight, n_splits) and ``mean_score`` (their weighted mean, on
+        which λ is chosen; with one split, its scores).
     best_index_ : int
         The chosen checkpoint.
     lifetime_ : float
         The chosen λ, with which ``model_`` was refitted (``lifetime`` when the best
         checkpoint holds every cut).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen in ``fit``, when ``X`` has string column names (a
+        DataFrame's); later inputs with names must give the same ones in the same order.
 """
 
 
@@ -60,23 +84,21 @@ class LifetimeSearchMixin(MondrianForestBase):
     """``fit`` by the lifetime path (:data:`SEARCH_NOTES`). A subclass names its validation
     scores in ``_selections``: score name → whether larger is better."""
 
-    #: The held-out split looks for repeated rows (``held_out_rows``), on dense X only.
-    _accepts_sparse = False
-
     _selections: ClassVar[dict[str, bool]] = {}
 
     @restore_on_failure
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
-        """Fit at Λ on a training share, choose λ on the held-out share's path, refit on all.
+        """Fit on each split's training rows at Λ, choose λ on the validation rows' paths,
+        refit on all rows.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training points.
         y : array-like of shape (n_samples,)
             Targets (regression) or labels (classification).
         sample_weight : float or array-like of shape (n_samples,), default=None
-            Row weights (frequencies, as the forest's ``fit`` reads them), in both fits and
+            Row weights (frequencies, as the forest's ``fit`` reads them), in every fit and
             in the validation scores; rows of zero weight are dropped before the split.
 
         Returns
@@ -85,28 +107,109 @@ class LifetimeSearchMixin(MondrianForestBase):
             The fitted estimator.
         """
         self._validate_params()
+        regression = self._is_regression()
         X, y = validate_data(
-            self, X, y, dtype=list(self._point_dtypes), y_numeric=self._is_regression()
+            self,
+            X,
+            y,
+            dtype=list(self._point_dtypes),
+            accept_sparse=self._sparse_formats(),
+            y_numeric=regression,
         )
+        if regression:
+            check_numeric_target(y)
+        # The fits below see arrays without names: the names of X are set again at the end.
+        names = vars(self).get("feature_names_in_")
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
+        splits = self._splits_as_given(X, y, keep)
         X, y = X[keep], y[keep]
-        classes = None if self._is_regression() else np.unique(y)
+        classes = None if regression else np.unique(y)
         codes = y if classes is None else np.searchsorted(classes, y)
-        train, held_out = held_out_rows(X, codes, self.validation_fraction, self.random_state)
-        w_train, w_held_out = (
-            (None, None) if weights is None else (weights[train], weights[held_out])
-        )
-        self._fit(X[train], y[train], classes=classes, sample_weight=w_train)
-        path = self.lifetime_path(X[held_out], y[held_out], self.lifetimes, w_held_out)
-        scores = np.asarray(path[f"validation_{self.selection}"])
+        if splits is None:
+            splits = validation_splits(
+                self.cv,
+                X,
+                codes,
+                self.validation_fraction,
+                self.random_state,
+                classifier=not regression,
+            )
+        results, path = self._score_splits(X, y, classes, weights, splits)
         larger_is_better = self._selections[self.selection]
+        scores = results["mean_score"]
         best = int(np.argmax(scores) if larger_is_better else np.argmin(scores))
-        n_cuts = int(np.sum(self.model_.n_leaves())) - self.model_.n_trees
-        every_cut = int(path["n_cuts"][best]) == n_cuts
+        every_cut = bool(results.pop("every_cut")[best])
         lifetime = float(self.lifetime) if every_cut else float(path["lifetimes"][best])
         self._fit(X, y, lifetime=lifetime, sample_weight=weights)
-        self.path_, self.best_index_, self.lifetime_ = path, best, lifetime
+        if names is not None:
+            self.feature_names_in_ = names
+        self.path_, self.cv_results_ = path, results
+        self.best_index_, self.lifetime_ = best, lifetime
         return self
+
+    def _splits_as_given(
+        self, X: Any, y: np.ndarray, keep: Any
+    ) -> list[tuple[np.ndarray, np.ndarray]] | None:
+        """The splits of a ``cv`` splitter or iterable, which index the rows of ``X`` as
+        given, with the rows of zero weight (not in ``keep``) left out and the others
+        renumbered as after they are dropped; None for ``cv`` None or an int (split after
+        the rows are dropped)."""
+        if self.cv is None or isinstance(self.cv, numbers.Integral):
+            return None
+        classifier = not self._is_regression()
+        given = validation_splits(self.cv, X, y, 0.0, None, classifier=classifier)
+        if isinstance(keep, slice):
+            return given
+        position = np.cumsum(keep) - 1
+        splits = [(position[t[keep[t]]], position[v[keep[v]]]) for t, v in given]
+        if any(t.size == 0 or v.size == 0 for t, v in splits):
+            raise ValueError(
+                "cv gave a split with no training or no validation rows of positive sample_weight"
+            )
+        return splits
+
+    def _score_splits(
+        self,
+        X: Any,
+        y: np.ndarray,
+        classes: np.ndarray | None,
+        weights: np.ndarray | None,
+        splits: list[tuple[np.ndarray, np.ndarray]],
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Fit at Λ on each split's training rows and score the path on its validation rows
+        at the first split's checkpoints; ``cv_results_`` (with ``every_cut``: whether each
+        checkpoint holds every cut of the first split's forest) and the first split's path.
+        """
+        key = f"validation_{self.selection}"
+        grid: Any = self.lifetimes
+        scores, split_weights = [], []
+        for train, held_out in splits:
+            w_train, w_held_out = (
+                (None, None) if weights is None else (weights[train], weights[held_out])
+            )
+            self._fit(X[train], y[train], classes=classes, sample_weight=w_train)
+            path = self.lifetime_path(X[held_out], y[held_out], grid, w_held_out)
+            if not scores:
+                first = path
+                n_cuts = int(np.sum(self.model_.n_leaves())) - self.model_.n_trees
+                every_cut = np.asarray(path["n_cuts"]) == n_cuts
+                # The other splits' forests are scored at the same λ, the forest with every
+                # cut (Λ, or past every birth time when Λ = ∞) where the first's held all.
+                end = float(self.lifetime) if np.isfinite(self.lifetime) else np.finfo(float).max
+                grid = np.where(every_cut, end, np.asarray(path["lifetimes"], dtype=float))
+            scores.append(np.asarray(path[key], dtype=float))
+            split_weights.append(float(len(held_out) if weights is None else w_held_out.sum()))
+        table, total = np.vstack(scores), np.asarray(split_weights)
+        # One split: its own scores, bit for bit (a weighted mean of one row may round).
+        mean = table[0] if len(scores) == 1 else np.average(table, axis=0, weights=total)
+        results = {
+            "lifetimes": np.asarray(first["lifetimes"], dtype=float),
+            "split_scores": table,
+            "split_weights": total,
+            "mean_score": mean,
+            "every_cut": every_cut,
+        }
+        return results, first
 
     def _is_regression(self) -> bool:
         return "mse" in self._selections
@@ -120,6 +223,7 @@ def search_parameters(forest: type, selections: dict[str, bool]) -> dict[str, Pa
         "lifetimes": LIFETIMES,
         "validation_fraction": VALIDATION_FRACTION,
         "selection": Param(next(iter(selections)), Options(set(selections))),
+        "cv": CV,
     }
 
 
@@ -132,8 +236,11 @@ def search_doc(
     default = next(iter(selections))
     doc = inspect.cleandoc(forest.__doc__ or "")
     doc = "\n".join("    " + line if line else line for line in doc.split("\n"))
+    folds = (
+        "stratified by label (``StratifiedKFold``)" if kind == "classification" else "as ``KFold``"
+    )
     parameters = section(doc, "Parameters") + SEARCH_PARAMETERS.format(
-        selections=f"{{{names}}}", default=default
+        selections=f"{{{names}}}", default=default, folds=folds
     )
     attributes = section(doc, "Attributes") + SEARCH_ATTRIBUTES
     return (

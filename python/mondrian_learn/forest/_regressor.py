@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._base import document, restore_on_failure, warn
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -20,6 +19,7 @@ from mondrian_learn._validation import (
     Param,
     Real,
     as_core_array,
+    check_numeric_target,
     check_parameter,
 )
 from mondrian_learn.forest._base import POINT_STORE_DOC, REFIT_DOC, MondrianForestBase
@@ -145,6 +145,9 @@ default="held_out"
     ----------
     model_ : mondrian_learn._core.Forest
         The fitted Rust forest (node arrays via :meth:`tree_arrays`).
+    log_marginal_likelihood_value_ : float
+        Σ over trees of each tree's exact log marginal likelihood of the training targets
+        under ``prior_`` (:meth:`log_marginal_likelihood`).
     data_min_, data_scale_ : ndarray of shape (n_features,)
         The map to the unit box, ``(X − data_min_) / data_scale_`` (identity when
         ``scale_features=False``).
@@ -192,6 +195,7 @@ default="held_out"
             y_numeric=True,
             reset=reset,
         )
+        check_numeric_target(y)
         if reset:
             self._check_fixed_prior(y)
         return X, as_core_array(y)
@@ -236,11 +240,10 @@ default="held_out"
 
     def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
         if self.posterior == "fast":
-            warnings.warn(
+            warn(
                 "posterior='fast' is deprecated and has no effect: online updates keep the "
                 "exact posterior at O(depth) cost per row; the parameter will be removed",
                 FutureWarning,
-                stacklevel=4,
             )
         fixed = self._fixed_prior()
         return self._core_regressor(n_features, seed, lifetime, bool(self.scale_features), fixed)
@@ -367,7 +370,7 @@ default="held_out"
             Points (finite values).
         return_std : bool, default=False
             Also return the predictive standard deviation (label noise included).
-        quantiles : sequence of float in (0, 1) or None, default=None
+        quantiles : float, sequence of float in (0, 1) or None, default=None
             Return these quantiles of the predictive instead (:meth:`predict_quantiles`; the
             way quantile-forest's ``predict`` takes them, so a ``Pipeline`` can pass them).
 
@@ -377,8 +380,9 @@ default="held_out"
             Means of the predictive mixture.
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is True.
-        values : ndarray of shape (n_samples, n_quantiles)
-            Only when ``quantiles`` is given.
+        values : ndarray of shape (n_samples,) or (n_samples, n_quantiles)
+            Only when ``quantiles`` is given: one value per point for a single level given
+            as a number, one column per level for a sequence.
         """
         if quantiles is not None:
             if return_std:
@@ -398,19 +402,28 @@ default="held_out"
         ----------
         X : array-like of shape (n_samples, n_features)
             Points (finite values).
-        quantiles : sequence of float, each in (0, 1)
+        quantiles : float or sequence of float, each in (0, 1)
             Levels of the quantiles.
 
         Returns
         -------
-        values : ndarray of shape (n_samples, n_quantiles)
-            The quantiles, one column per level.
+        values : ndarray of shape (n_samples,) or (n_samples, n_quantiles)
+            The quantiles: for a level given as a number, one per point (as quantile-forest
+            returns it); for a sequence, one column per level.
         """
-        levels = [float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64))]
+        requested = np.asarray(quantiles, dtype=np.float64)
+        if requested.ndim > 1:
+            raise ValueError(
+                f"quantiles must be a number or a 1-d sequence, got shape {requested.shape}"
+            )
+        levels = [float(q) for q in np.atleast_1d(requested)]
+        if not levels:
+            raise ValueError("quantiles must hold at least one level, got none")
         for q in levels:
             check_parameter("quantiles", q, [Real(low=0, high=1, closed="neither")])
         X = self._fitted_input(X)
-        return self.model_.quantiles(X, levels, self._threads())
+        values = self.model_.quantiles(X, levels, self._threads())
+        return values[:, 0] if requested.ndim == 0 else values
 
     def predict_interval(
         self, X: Any, confidence: float = 0.9, method: str = "model"
@@ -491,6 +504,12 @@ default="held_out"
                 self._threads(),
             )
         )
+
+    @property
+    def log_marginal_likelihood_value_(self) -> float:
+        """:meth:`log_marginal_likelihood` over every tree, scikit-learn's
+        ``GaussianProcessRegressor`` spelling (current after ``partial_fit``)."""
+        return self.log_marginal_likelihood()
 
     def _impurity_decrease(self, index: int) -> np.ndarray:
         """Per node: the decrease in the training targets' sum of squared deviations."""
