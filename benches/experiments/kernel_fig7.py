@@ -104,7 +104,7 @@ def main() -> None:
         model = MondrianKernelRidgeCV(
             args.trees,
             max_lifetime=args.max_lifetime,
-            alpha=args.noise_variance,
+            alphas=args.noise_variance,
             lifetimes=args.checkpoints,
             max_dense_features=args.max_dense,
             scale_features=False,  # λ₀ is in the units of the generated data

@@ -108,7 +108,7 @@ def kernel_path_run(
     model = MondrianKernelRidgeCV(
         n_estimators,
         max_lifetime=max_lifetime,
-        alpha=alpha,
+        alphas=alpha,
         lifetimes=100,
         scale_features=False,
         random_state=0,

@@ -181,13 +181,13 @@ def kernel_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
         n_estimators=15, lifetime=1.0, alpha=1e-2, random_state=seed, n_jobs=n_jobs
     ).fit(X[:200], y[:200])
     out[f"{key}/ridge/predict"] = digest(ridge.predict(Xt))
-    out[f"{key}/ridge/evidence"] = digest(ridge.log_marginal_likelihood_)
+    out[f"{key}/ridge/evidence"] = digest(ridge.log_marginal_likelihood_value_)
     ridge.partial_fit(X[200:250], y[200:250])
     for i in range(250, 260):
         ridge.partial_fit(X[i : i + 1], y[i : i + 1])
     out[f"{key}/ridge/online/predict"] = digest(ridge.predict(Xt))
     out[f"{key}/ridge/online/columns"] = digest(ridge.n_columns_)
-    out[f"{key}/ridge/online/evidence"] = digest(ridge.log_marginal_likelihood_)
+    out[f"{key}/ridge/online/evidence"] = digest(ridge.log_marginal_likelihood_value_)
     for solver in ("cholesky", "inverse", "gradient"):
         cv = raw(ml.MondrianKernelRidgeCV)(
             10,

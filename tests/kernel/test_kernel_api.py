@@ -47,7 +47,7 @@ def test_features_have_m_entries_per_row_of_one_over_sqrt_m(data) -> None:  # ty
         lambda n_jobs: MondrianKernelFeatures(20, lifetime=4.0, random_state=5, n_jobs=n_jobs),
         lambda n_jobs: MondrianKernelRidge(20, lifetime=4.0, random_state=5, n_jobs=n_jobs),
         lambda n_jobs: MondrianKernelRidgeCV(
-            20, max_lifetime=6.0, lifetimes=15, random_state=5, n_jobs=n_jobs
+            20, max_lifetime=6.0, alphas=1.0, lifetimes=15, random_state=5, n_jobs=n_jobs
         ),
     ],
 )

@@ -94,7 +94,7 @@ def test_ridge_equals_a_dense_solve_on_its_features() -> None:
     np.testing.assert_allclose(model.model_.log_det, log_det, rtol=RTOL)
     np.testing.assert_allclose(model.predict(Xv), y.mean() + Zv @ w, rtol=RTOL)
     np.testing.assert_allclose(
-        model.log_marginal_likelihood_, log_evidence(Z, y, 1e-3, w), rtol=RTOL
+        model.log_marginal_likelihood_value_, log_evidence(Z, y, 1e-3, w), rtol=RTOL
     )
 
 
@@ -138,5 +138,5 @@ def test_online_updates_equal_a_batch_fit_on_the_same_trees(lifetime: float) -> 
     Zt = to_csr(model.model_.transform(Xt, 1)).toarray()
     np.testing.assert_allclose(model.predict(Xt), y.mean() + Zt @ w, rtol=RTOL)
     np.testing.assert_allclose(
-        model.log_marginal_likelihood_, log_evidence(Z, y, 1e-2, w), rtol=RTOL
+        model.log_marginal_likelihood_value_, log_evidence(Z, y, 1e-2, w), rtol=RTOL
     )

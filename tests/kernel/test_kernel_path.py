@@ -21,7 +21,9 @@ def data() -> tuple[np.ndarray, np.ndarray]:
 
 def test_validation_selection_and_refit_with_the_held_out_points(data) -> None:  # type: ignore[no-untyped-def]
     X, y = data
-    model = MondrianKernelRidgeCV(20, max_lifetime=12.0, lifetimes=30, random_state=0).fit(X, y)
+    model = MondrianKernelRidgeCV(
+        20, max_lifetime=12.0, alphas=1.0, lifetimes=30, random_state=0
+    ).fit(X, y)
     path = model.path_
     assert model.best_index_ == int(np.argmin(path["validation_mse"]))
     assert model.lifetime_ == path["lifetimes"][model.best_index_]
@@ -30,7 +32,7 @@ def test_validation_selection_and_refit_with_the_held_out_points(data) -> None: 
     # Every point of X ends up in the final model (the held-out 20 % by extension).
     assert model.model_.n_rows == len(X) and model.model_.lifetime == model.lifetime_
     # With X_val given, it is only used to choose λ.
-    given = MondrianKernelRidgeCV(20, max_lifetime=12.0, lifetimes=30, random_state=0)
+    given = MondrianKernelRidgeCV(20, max_lifetime=12.0, alphas=1.0, lifetimes=30, random_state=0)
     given.fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
     assert given.model_.n_rows == 200
 
@@ -53,7 +55,7 @@ def test_evidence_selection_needs_no_validation_data(data) -> None:  # type: ign
 def test_auto_solver_switches_to_gradient_and_says_so(data) -> None:  # type: ignore[no-untyped-def]
     X, y = data
     model = MondrianKernelRidgeCV(
-        20, max_lifetime=12.0, lifetimes=30, max_dense_features=300, random_state=0
+        20, max_lifetime=12.0, alphas=1.0, lifetimes=30, max_dense_features=300, random_state=0
     ).fit(X, y)
     path = model.path_
     dense = path["solver"] == "cholesky"
@@ -106,6 +108,11 @@ def test_path_recovers_the_lifetime_of_a_laplace_gp(seed: int) -> None:
     y = np.linalg.cholesky(K + 1e-10 * np.eye(500)) @ rng.normal(size=500)
     y += 0.01 * rng.normal(size=500)
     model = MondrianKernelRidgeCV(
-        30, max_lifetime=100.0, lifetimes=40, max_dense_features=1500, random_state=seed
+        30,
+        max_lifetime=100.0,
+        alphas=1.0,
+        lifetimes=40,
+        max_dense_features=1500,
+        random_state=seed,
     ).fit(X[:350], y[:350], X_val=X[350:], y_val=y[350:])
     assert 1.0 <= model.lifetime_ <= 100.0

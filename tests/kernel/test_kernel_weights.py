@@ -49,7 +49,7 @@ def test_weighted_fit_equals_a_dense_weighted_ridge(data) -> None:  # type: igno
     w, mean, evidence = dense_weighted(model, X, y, v)
     np.testing.assert_allclose(model.model_.weights()[0], w, rtol=1e-8, atol=1e-10)
     assert model.intercept_ == pytest.approx(mean, rel=1e-12)
-    assert model.log_marginal_likelihood_ == pytest.approx(evidence, rel=1e-9)
+    assert model.log_marginal_likelihood_value_ == pytest.approx(evidence, rel=1e-9)
     Phi_new = to_csr(model.model_.transform(model._to_unit_box(X_new), 1)).toarray()
     np.testing.assert_allclose(model.predict(X_new), mean + Phi_new @ w, rtol=1e-9)
 
@@ -62,7 +62,7 @@ def test_online_weighted_updates_equal_the_batch_solution(data) -> None:  # type
     model.partial_fit(X[41:], y[41:], sample_weight=v[41:])
     w, mean, evidence = dense_weighted(model, X, y, v)
     np.testing.assert_allclose(model.model_.weights()[0], w, rtol=1e-8, atol=1e-10)
-    assert model.log_marginal_likelihood_ == pytest.approx(evidence, rel=1e-9)
+    assert model.log_marginal_likelihood_value_ == pytest.approx(evidence, rel=1e-9)
 
 
 def test_integer_weights_repeat_rows_and_zero_weights_remove_them(data) -> None:  # type: ignore[no-untyped-def]

@@ -33,7 +33,7 @@ def run(out_dir: str | Path, seed: int = 0) -> None:
     X, y = load_diabetes(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=seed)
     start = time.perf_counter()
-    model = MondrianKernelRidgeCV(100, alpha=1.0, random_state=seed).fit(X_train, y_train)
+    model = MondrianKernelRidgeCV(100, alphas=1.0, random_state=seed).fit(X_train, y_train)
     seconds = time.perf_counter() - start
     path = model.path_
     lifetimes = path["lifetimes"]

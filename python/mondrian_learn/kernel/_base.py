@@ -7,9 +7,16 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from mondrian_learn._base import UnitBoxMixin
+from mondrian_learn._base import GaussianSampleMixin, UnitBoxMixin
 from mondrian_learn._progress import grow_trees
-from mondrian_learn._validation import check_memory, draw_seed
+from mondrian_learn._validation import as_core_array, check_memory, draw_seed
+from mondrian_learn.kernel._posterior import (
+    COVARIANCE_DOC,
+    check_return,
+    features,
+    predictive,
+    whitened,
+)
 
 T = TypeVar("T")
 
@@ -131,10 +138,15 @@ class MondrianKernelBase(UnitBoxMixin):
         )
 
 
-class RidgePredictMixin:
-    """``predict`` for the estimators whose ``model_`` is a core ``KernelRidge``."""
+class RidgePredictMixin(GaussianSampleMixin):
+    """``predict`` and ``sample_y`` for the estimators whose ``model_`` is a core
+    ``KernelRidge``; ``_posterior_rows`` holds the training rows (checked; already mapped to
+    the unit box when its last entry is True), their weights (or None) and α, for
+    ``return_cov``."""
 
-    def predict(self, X: Any, return_std: bool = False) -> Any:
+    _posterior_rows: tuple[Any, np.ndarray | None, float, bool]
+
+    def predict(self, X: Any, return_std: bool = False, return_cov: bool = False) -> Any:
         """ȳ + φ(x)·w for every row: the fitted weights on the Mondrian kernel features (at
         ``lifetime_`` for the path; out-of-box points: see the class notes).
 
@@ -147,6 +159,7 @@ class RidgePredictMixin:
             view of the ridge (w ~ N(0, σ²/α I), y − ȳ ~ N(Φw, σ²I), σ² at its
             maximum-likelihood value σ̂²): ``sqrt(σ̂² (1 + φ(x)ᵀ(ΦᵀΦ + αI)⁻¹φ(x)))``, one
             triangular solve with the Cholesky factor per row (O(C²)); ȳ is treated as known.
+        {COVARIANCE_DOC}
 
         Returns
         -------
@@ -154,10 +167,22 @@ class RidgePredictMixin:
             Predictions ȳ + φ(x)·w.
         y_std : ndarray of shape (n_samples,)
             Only when ``return_std`` is True.
+        y_cov : ndarray of shape (n_samples, n_samples)
+            Only when ``return_cov`` is True.
         """
+        check_return(return_std, return_cov)
         X = self._fitted_input(X)  # type: ignore[attr-defined]
         n_jobs = self._threads()  # type: ignore[attr-defined]
-        mean = self.model_.predict(X, n_jobs)  # type: ignore[attr-defined]
-        if not return_std:
+        model = self.model_  # type: ignore[attr-defined]
+        mean = model.predict(X, n_jobs)
+        if return_std:
+            return mean, np.sqrt(model.predict_variance(X, n_jobs))
+        if not return_cov:
             return mean
-        return mean, np.sqrt(self.model_.predict_variance(X, n_jobs))  # type: ignore[attr-defined]
+        rows, weights, alpha, mapped = self._posterior_rows
+        points = as_core_array(rows) if mapped else self._core_input(rows)  # type: ignore[attr-defined]
+        train = features(model.transform, points, n_jobs)
+        factor_rows = whitened(train, weights, alpha, features(model.transform, X, n_jobs))
+        return predictive(mean, model.noise_variance, factor_rows, full=True)
+
+    predict.__doc__ = (predict.__doc__ or "").replace("{COVARIANCE_DOC}", COVARIANCE_DOC)

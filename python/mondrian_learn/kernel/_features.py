@@ -21,12 +21,7 @@ from mondrian_learn._validation import (
     Param,
 )
 from mondrian_learn.kernel._base import EXTENSION_NOTE, TREE_PARAMETERS, MondrianKernelBase
-
-
-def to_csr(parts: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> scipy.sparse.csr_matrix:
-    """The core's (data, indices, indptr, n_columns) as a scipy CSR matrix (no copy)."""
-    data, indices, indptr, n_columns = parts
-    return scipy.sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_columns))
+from mondrian_learn.kernel._posterior import to_csr
 
 
 class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MondrianKernelBase):

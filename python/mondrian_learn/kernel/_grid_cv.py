@@ -8,12 +8,13 @@ import time
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import UnitBoxMixin, document, restore_on_failure
-from mondrian_learn._lifetime_path import VALIDATION_FRACTION, held_out_split
+from mondrian_learn._base import GaussianSampleMixin, UnitBoxMixin, restore_on_failure
+from mondrian_learn._lifetime_path import CV, VALIDATION_FRACTION, validation_splits
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -30,12 +31,20 @@ from mondrian_learn._validation import (
 )
 from mondrian_learn.kernel._grid_search import (
     EvidenceCriterion,
+    FoldMeanCriterion,
     ValidationCriterion,
     run_search,
 )
+from mondrian_learn.kernel._posterior import (
+    COVARIANCE_DOC,
+    check_return,
+    features,
+    predictive,
+    whitened,
+)
 
 
-class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
+class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
     """Mondrian grid ridge regression with a lifetime per feature, searched (Balog's report,
     ch. 5).
 
@@ -96,7 +105,17 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         where it is at most 2,048 — for small problems), which needs no held-out data; the
         model is then refitted with ``alpha_ = σ̂²/ŝ²``.
     validation_fraction : float, default=0.2
-        Share of ``X`` held out for validation when ``fit`` gets no ``X_val``.
+        Share of ``X`` held out for validation when ``fit`` gets no ``X_val`` and ``cv`` is
+        None.
+    cv : int, cross-validation splitter, iterable or None, default=None
+        As scikit-learn's ``RidgeCV``: None — one hold-out of ``validation_fraction`` drawn by
+        ``random_state``, added back for the final model; an int k ≥ 2 — k shuffled folds
+        (``KFold``, seeded by ``random_state``); a splitter or an iterable of (train,
+        validation) index arrays — used as given. With folds, one search per fold moves in
+        step (every fold holds all the points, so a state is the same lifetimes in each),
+        each candidate scored by the folds' mean validation error (k times the work), and the
+        model is refitted on all of ``X`` at the best state. Only for
+        ``selection="validation"`` without ``X_val``.
     lifetime_threshold : float, default=0.5
         ε of the feature selection: features with λ_d ≥ ε (units of the scaled features) are
         ``selected_features_``.
@@ -137,7 +156,9 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         feature moved; −1 at the start), ``n_cuts`` and ``lifetimes`` (per feature),
         ``criterion`` (what the search minimises), ``validation_mse``, ``train_mse``,
         ``log_evidence`` (α fixed, σ² profiled; NaN on the gradient route), ``n_features``
-        (C), ``cg_iterations``, ``solver`` and ``time`` (seconds since ``fit`` began); under
+        (C), ``cg_iterations``, ``solver`` and ``time`` (seconds since ``fit`` began); with
+        ``cv`` folds ``validation_mse`` and ``train_mse`` are the folds' means, the other
+        records the first fold's, and ``fold_validation_mse`` has one column per fold; under
         ``selection="evidence"`` also ``log_evidence_profiled``, ``alpha``,
         ``signal_variance`` and ``noise_variance``.
     best_index_ : int
@@ -176,6 +197,7 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         "n_iter_no_change": Param(20, *COUNT),
         "selection": Param("validation", Options({"validation", "evidence"})),
         "validation_fraction": VALIDATION_FRACTION,
+        "cv": CV,
         "lifetime_threshold": Param(0.5, Real(low=0)),
         "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
         "max_dense_features": Param(256, *COUNT),
@@ -215,11 +237,21 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         X = self._fit_unit_box(X)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
+        if self.cv is not None and (X_val is not None or self.selection == "evidence"):
+            raise ValueError(
+                "cv splits X for selection='validation'; it cannot be combined with X_val "
+                "or selection='evidence': leave cv=None"
+            )
         held_out = self.selection == "validation" and X_val is None
         train_X, train_y = X, y
+        folds = None
         if held_out:
-            train, rows = held_out_split(X.shape[0], self.validation_fraction, self.random_state)
+            splits = validation_splits(
+                self.cv, X, y, self.validation_fraction, self.random_state, distinct=False
+            )
+            train, rows = splits[0]
             train_X, train_y, X_val, y_val = X[train], y[train], X[rows], y[rows]
+            folds = splits if self.cv is not None else None
         elif self.selection == "validation":
             X_val, y_val = validate_data(
                 self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
@@ -230,31 +262,43 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         m, n_points = int(self.n_estimators), X.shape[0] + len(y_val)
         dense = min(int(self.max_dense_features), 2**31)
         check_memory("max_dense_features", self.max_dense_features, 4.0 * dense**2, "the factor")
+        n_searches = 1 if folds is None else len(folds) + 1
         check_memory(
             "n_estimators",
             m,
-            (8.0 + X.shape[1]) * m * n_points,
-            "each point's cell in every grid, each gap's state in every grid and feature",
+            (8.0 + X.shape[1]) * m * n_points * n_searches,
+            "each point's cell in every grid, each gap's state in every grid and feature"
+            + ("" if folds is None else ", in one search per fold and one on all of X"),
         )
-        search = _core.GridSearch(
-            as_core_array(train_X),
-            as_core_array(train_y),
-            as_core_array(X_val),
-            as_core_array(y_val),
-            m,
-            draw_seed(self.random_state),
-            alpha,
-            self.solver,
-            int(self.max_dense_features),
-            float(self.gradient_tol),
-            int(self.gradient_max_iter),
-            n_jobs,
-        )
-        criterion: Any = (
-            ValidationCriterion(search, n_jobs)
-            if self.selection == "validation"
-            else EvidenceCriterion(search, train_y, n_jobs)
-        )
+        seed = draw_seed(self.random_state)
+
+        def searching(*arrays: np.ndarray) -> Any:
+            return _core.GridSearch(
+                *(as_core_array(a) for a in arrays),
+                m,
+                seed,
+                alpha,
+                self.solver,
+                int(self.max_dense_features),
+                float(self.gradient_tol),
+                int(self.gradient_max_iter),
+                n_jobs,
+            )
+
+        criterion: Any
+        if folds is not None:
+            criterion = FoldMeanCriterion(
+                [ValidationCriterion(searching(X[t], y[t], X[v], y[v]), n_jobs) for t, v in folds]
+            )
+            # The final model is refitted on all of X (no validation rows).
+            search = searching(X, y, np.empty((0, X.shape[1])), np.empty(0))
+        else:
+            search = searching(train_X, train_y, X_val, y_val)
+            criterion = (
+                ValidationCriterion(search, n_jobs)
+                if self.selection == "validation"
+                else EvidenceCriterion(search, train_y, n_jobs)
+            )
         cuts_per_move = max(1, m // 4) if self.cuts_per_move is None else int(self.cuts_per_move)
         path = run_search(
             criterion,
@@ -275,8 +319,15 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         if self.selection == "evidence":
             alpha = float(path["alpha"][best])
         lifetimes = [float(v) for v in path["lifetimes"][best]]
-        refit_y = np.concatenate([train_y, y_val]) if held_out else train_y
+        if folds is not None:
+            refit_X, refit_y = X, y
+        elif held_out:
+            refit_X, refit_y = np.vstack([train_X, X_val]), np.concatenate([train_y, y_val])
+        else:
+            refit_X, refit_y = train_X, train_y
         self.model_ = search.refit(as_core_array(refit_y), lifetimes, alpha, n_jobs)
+        # The refitted rows (mapped) and targets, for ``predict(return_std=True)``.
+        self._posterior_rows = (refit_X, refit_y)
         self.path_ = path
         self.best_index_ = best
         self.n_iter_ = len(path["step"]) - 1
@@ -285,9 +336,52 @@ class MondrianGridRidgeCV(RegressorMixin, UnitBoxMixin):
         self.alpha_ = alpha
         return self
 
-    @document("X", returns="y_pred : ndarray of shape (n_samples,)")
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any, return_std: bool = False, return_cov: bool = False) -> Any:
         """ȳ + φ(x)·w: the refitted weights on the grid features at ``lifetimes_`` (points
-        between or beyond the training coordinates: see the class notes)."""
+        between or beyond the training coordinates: see the class notes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points (finite values).
+        return_std : bool, default=False
+            Also return the predictive standard deviation of a new target in the Bayesian
+            view of the ridge (as :class:`MondrianKernelRidge`: w ~ N(0, σ²/α I),
+            y − ȳ ~ N(Φw, σ²I), σ² at its maximum-likelihood value
+            σ̂² = (‖y − ȳ‖² − ‖L⁻¹Φᵀ(y − ȳ)‖²)/N): ``sqrt(σ̂² (1 + φ(x)ᵀA⁻¹φ(x)))`` with
+            A = ΦᵀΦ + ``alpha_`` I on the refitted rows' features, from one C × C Cholesky
+            factor of A computed for the call (the refit itself may have used conjugate
+            gradients; this is exact); ȳ is treated as known.
+        {COVARIANCE_DOC}
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions ȳ + φ(x)·w.
+        y_std : ndarray of shape (n_samples,)
+            Only when ``return_std`` is True.
+        y_cov : ndarray of shape (n_samples, n_samples)
+            Only when ``return_cov`` is True.
+        """
+        check_return(return_std, return_cov)
         X = self._fitted_input(X)
-        return self.model_.predict(X, self._threads())
+        n_jobs = self._threads()
+        mean = self.model_.predict(X, n_jobs)
+        if not (return_std or return_cov):
+            return mean
+        rows, y = self._posterior_rows
+        train = features(self.model_.transform, as_core_array(rows), n_jobs)
+        centred = y - y.mean()
+        # One more column: z = L⁻¹Φᵀ(y − ȳ), for σ̂².
+        new = scipy.sparse.vstack(
+            [
+                features(self.model_.transform, X, n_jobs),
+                scipy.sparse.csr_matrix(np.asarray(train.T @ centred)[None, :]),
+            ]
+        )
+        factor_rows = whitened(train, None, self.alpha_, new)
+        z = factor_rows[:, -1]
+        noise = max(float(centred @ centred - z @ z), 0.0) / len(y)
+        return predictive(mean, noise, factor_rows[:, :-1], full=return_cov)
+
+    predict.__doc__ = (predict.__doc__ or "").replace("{COVARIANCE_DOC}", COVARIANCE_DOC)

@@ -62,6 +62,48 @@ class ValidationCriterion:
         return _rows(self.search.evaluate(self.n_jobs), "validation_mse")[0]
 
 
+class FoldMeanCriterion:
+    """The mean over cross-validation folds of their :class:`ValidationCriterion`: one core
+    search per fold, moved in step. Every fold's search holds all the points (its training
+    and validation rows), so the gaps and the birth times of their cuts, drawn from the same
+    seed, are the same in every fold, and a state (active cuts per feature) is the same
+    lifetimes in all of them (checked)."""
+
+    def __init__(self, folds: list[ValidationCriterion]) -> None:
+        self.folds = folds
+        first = folds[0].search
+        for fold in folds[1:]:
+            for d in range(len(first.active)):
+                if fold.search.lifetime_after(d, 1) != first.lifetime_after(d, 1):
+                    raise RuntimeError("the folds' searches drew different cuts")
+
+    def active(self) -> list[int]:
+        return self.folds[0].active()
+
+    @staticmethod
+    def _mean(per_fold: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Per state, the first fold's record with the folds' mean validation error (the
+        criterion) and training error, and each fold's validation error."""
+        rows = []
+        for states in zip(*per_fold):
+            row = dict(states[0])
+            scores = [state["validation_mse"] for state in states]
+            row["fold_validation_mse"] = np.asarray(scores)
+            row["validation_mse"] = row["criterion"] = float(np.mean(scores))
+            row["train_mse"] = float(np.mean([state["train_mse"] for state in states]))
+            rows.append(row)
+        return rows
+
+    def score(self, dim: int, counts: list[int]) -> list[dict[str, Any]]:
+        return self._mean([fold.score(dim, counts) for fold in self.folds])
+
+    def commit(self, dim: int, count: int) -> dict[str, Any]:
+        return self._mean([[fold.commit(dim, count)] for fold in self.folds])[0]
+
+    def current(self) -> dict[str, Any]:
+        return self._mean([[fold.current()] for fold in self.folds])[0]
+
+
 class EvidenceCriterion:
     """Minus the log marginal likelihood of ``y − ȳ ~ N(0, s² ΦΦᵀ + σ² I)`` with both
     variances estimated (``kernel/_evidence.py``), Φ the grid features of the first ``n_rows``
@@ -163,6 +205,7 @@ def run_search(
     visited = {tuple(criterion.active())}
     best, stale = rows[0]["criterion"], 0
     update, close = progress_callback(max_iter, "lifetime search", verbose)
+    finished = False
     try:
         for step in range(1, max_iter + 1):
             trials = []
@@ -190,8 +233,10 @@ def run_search(
                 stale += 1
                 if stale >= n_iter_no_change:
                     break
+        finished = True
     finally:
-        close()
+        # A search that stops early ends its report at the steps it took.
+        close(len(rows) - 1 if finished else None)
     return _path(rows)
 
 

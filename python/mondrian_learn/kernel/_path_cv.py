@@ -12,12 +12,13 @@ from sklearn.utils.validation import validate_data
 from mondrian_learn import _core
 from mondrian_learn._base import restore_on_failure
 from mondrian_learn._lifetime_path import (
+    CV,
     LIFETIMES,
     VALIDATION_FRACTION,
     checkpoint_arguments,
-    held_out_split,
+    validation_splits,
 )
-from mondrian_learn._progress import PathProgress
+from mondrian_learn._progress import PathProgress, progress_callback
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
@@ -27,6 +28,7 @@ from mondrian_learn._validation import (
     SCALING,
     Options,
     Param,
+    RealArray,
     as_core_array,
     check_target_scale,
 )
@@ -42,16 +44,22 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     the ridge solution follows in O(C²) per cut (Cholesky factor of A = ΦᵀΦ + αI: the split
     column is deleted by Givens rotations and the children appended by one triangular solve;
     Balog et al., UAI 2016, §4; Balog's report §4.2, appendix D), so every λ in [0, Λ] is
-    evaluated for about the price of one fit at Λ. λ is chosen by validation error or by the
-    log marginal likelihood (supplement B; the formula is in :class:`MondrianKernelRidge`),
-    then the model is refitted at that λ on the same trees (extended by the conditional
-    Mondrian with the held-out points when those were split off ``X``).
+    evaluated for about the price of one fit at Λ. λ is chosen by validation error, together
+    with the ridge penalty α among ``alphas`` (as scikit-learn's ``RidgeCV``: one path per α
+    on the same trees, so about ``len(alphas)`` fits' price), or by the log marginal
+    likelihood (supplement B; the formula is in :class:`MondrianKernelRidge`), then the model
+    is refitted at that (λ, α) on the same trees (extended by the conditional Mondrian with
+    the held-out points when those were split off ``X``). With ``cv`` folds, each fold
+    samples its own trees on its training rows and runs its paths at the first fold's
+    checkpoints; the fold-mean validation error chooses (λ, α), and the model is refitted on
+    all of ``X`` (trees sampled on it at Λ, stopped at λ).
 
     When the number of features C exceeds ``max_dense_features`` (``solver="auto"``), the
     path continues by the gradient route of §4.2.2: the split column's weight is copied to
     both children and, at each checkpoint, conjugate gradients on A w = Φᵀy are warm-started
     from there (an approximation: no log marginal likelihood; ``path_["solver"]`` says which
-    route produced each point).
+    route produced each point). Each α of ``alphas`` runs its own path, so the gradient route
+    scores every α as well, each to ``gradient_tol``.
 
     Parameters
     ----------
@@ -62,8 +70,16 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         ``scale_features=False``). None: the lifetime at which a Mondrian process on the data's
         bounding box has as many expected cells as there are training points,
         Π_d (1 + Λ r_d) = N (r_d the feature ranges).
-    alpha : float, default=1.0
-        Ridge penalty δ² > 0 (as in :class:`MondrianKernelRidge`).
+    alphas : float or array-like of shape (n_alphas,), default=(0.1, 1.0, 10.0)
+        Ridge penalties α > 0 (δ² of :class:`MondrianKernelRidge`) tried at every checkpoint
+        under ``selection="validation"`` (scikit-learn's ``RidgeCV`` grid by default; each α
+        costs one path). With K = ΦΦᵀ ≈ the Laplace kernel (K(x, x) = 1), α is the
+        noise-to-signal variance ratio of the GP: 0.1 … 10 spans a signal ten times the noise
+        to noise ten times the signal; where ``alpha_`` is an end of the grid (on the kernel
+        paper's cpu_act data, 0.1), a wider grid may do better, at one path per α. Ties go to
+        the first α in the given order. Under
+        ``selection="evidence"``, α is estimated instead (``alpha_``), and the path's fixed-α
+        columns are computed at the middle one of the sorted ``alphas``.
     lifetimes : int, array-like or None, default=100
         Where to evaluate: an int k — at λ = 0 and after every ⌈n_cuts/k⌉-th cut (k points,
         evenly spread over the number of features); an array — at those lifetimes (within
@@ -77,7 +93,14 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         fixed and only σ² profiled — ``path_["log_evidence"]`` — features that cannot fit y
         to its noise make the weights' prior far too broad, and the evidence prefers λ = 0.)
     validation_fraction : float, default=0.2
-        Share of ``X`` held out for validation when ``fit`` gets no ``X_val``.
+        Share of ``X`` held out for validation when ``fit`` gets no ``X_val`` and ``cv`` is
+        None.
+    cv : int, cross-validation splitter, iterable or None, default=None
+        As scikit-learn's ``RidgeCV``: None — one hold-out of ``validation_fraction`` drawn by
+        ``random_state``, its rows added back by extending the trees for the final model; an
+        int k ≥ 2 — k shuffled folds (``KFold``, seeded by ``random_state``); a splitter or
+        an iterable of (train, validation) index arrays — used as given. Only for
+        ``selection="validation"`` without ``X_val``.
     solver : {"auto", "cholesky", "inverse", "gradient"}, default="auto"
         Path route: Cholesky factor; explicit inverse (the report's updates; a cross-check);
         gradient (§4.2.2); auto = Cholesky while C ≤ ``max_dense_features``, then gradient.
@@ -95,18 +118,21 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     ----------
     path_ : dict of arrays
         Per checkpoint: ``lifetimes``, ``n_cuts``, ``n_features`` (C), ``train_mse``,
-        ``validation_mse`` (NaN under ``selection="evidence"``), ``log_evidence`` (at
-        ``alpha``, σ² profiled; NaN on the gradient route), ``log_det``, ``solver`` and
-        ``cg_iterations``; under ``selection="evidence"`` also ``log_evidence_profiled``,
-        ``alpha`` (σ̂²/ŝ²), ``signal_variance`` and ``noise_variance`` (NaN where min(N, C)
-        exceeds 2,048).
+        ``validation_mse`` (NaN under ``selection="evidence"``), ``log_evidence`` (σ²
+        profiled; NaN on the gradient route), ``log_det``, ``solver`` and ``cg_iterations``,
+        all at ``alpha_`` (with ``cv`` folds: the fold mean of ``validation_mse``, the rest
+        of the first fold); ``alphas`` and ``validation_mse_by_alpha`` of shape
+        (n_checkpoints, n_alphas) (fold means); with folds also ``fold_validation_mse`` of
+        shape (n_splits, n_checkpoints, n_alphas); under ``selection="evidence"`` also
+        ``log_evidence_profiled``, ``alpha`` (σ̂²/ŝ²), ``signal_variance`` and
+        ``noise_variance`` (NaN where min(N, C) exceeds 2,048).
     best_index_ : int
         The chosen checkpoint.
     lifetime_ : float
         The chosen λ (units of the scaled features).
     alpha_ : float
-        The ridge penalty of ``model_``: ``alpha``, or σ̂²/ŝ² at ``lifetime_`` under
-        ``selection="evidence"``.
+        The ridge penalty of ``model_``: the chosen one of ``alphas``, or σ̂²/ŝ² at
+        ``lifetime_`` under ``selection="evidence"``.
     max_lifetime_ : float
         Λ used.
     model_ : mondrian_learn._core.KernelRidge
@@ -132,10 +158,11 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "max_lifetime": Param(None, None, *FINITE_LIFETIME),
-        "alpha": Param(1.0, *POSITIVE),
+        "alphas": Param((0.1, 1.0, 10.0), *POSITIVE, RealArray(low=0)),
         "lifetimes": LIFETIMES,
         "selection": Param("validation", Options({"validation", "evidence"})),
         "validation_fraction": VALIDATION_FRACTION,
+        "cv": CV,
         "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
         "max_dense_features": Param(4096, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
@@ -148,7 +175,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     def fit(
         self, X: Any, y: Any, X_val: Any | None = None, y_val: Any | None = None
     ) -> MondrianKernelRidgeCV:
-        """Run the path, choose λ, refit.
+        """Run the path, choose (λ, α), refit.
 
         Parameters
         ----------
@@ -158,8 +185,8 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             Their targets.
         X_val, y_val : array-like, optional
             Validation data for ``selection="validation"``. When given, they are only used
-            to choose λ (the final model is fitted on ``X`` alone); otherwise
-            ``validation_fraction`` of ``X`` is held out and added back for the final model.
+            to choose (λ, α) (the final model is fitted on ``X`` alone); otherwise ``cv``
+            says how ``X`` is split.
 
         Returns
         -------
@@ -167,84 +194,189 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             The fitted estimator.
         """
         self._validate_params()
-        alpha, n_jobs = float(self.alpha), self._threads()
+        alphas = np.atleast_1d(np.asarray(self.alphas, dtype=np.float64)).ravel()
+        if not np.all(alphas > 0):
+            raise ValueError(f"alphas must hold positive numbers, got {self.alphas!r}")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         check_target_scale(y)
         X = self._fit_unit_box(X)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
-        held_out = None
-        train_X, train_y = X, y
-        if self.selection == "validation" and X_val is None:
-            train, held_out = held_out_split(
-                X.shape[0], self.validation_fraction, self.random_state
+        if self.cv is not None and (X_val is not None or self.selection == "evidence"):
+            raise ValueError(
+                "cv splits X for selection='validation'; it cannot be combined with X_val "
+                "or selection='evidence': leave cv=None"
             )
-            train_X, train_y = X[train], y[train]
-            X_val, y_val = X[held_out], y[held_out]
-        elif self.selection == "validation":
+        if self.selection == "evidence":
+            self._fit_evidence(X, y, alphas)
+        elif X_val is not None:
             X_val, y_val = validate_data(
                 self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
             )
-            X_val = self._to_unit_box(X_val)
+            self._fit_validation(X, y, [(X, y, self._to_unit_box(X_val), y_val)], alphas)
         else:
-            X_val = y_val = None
-        max_lifetime = (
-            lifetime_for_cells(train_X, train_X.shape[0])
-            if self.max_lifetime is None
-            else float(self.max_lifetime)
+            splits = validation_splits(
+                self.cv, X, y, self.validation_fraction, self.random_state, distinct=False
+            )
+            folds = [(X[t], y[t], X[v], y[v]) for t, v in splits]
+            self._fit_validation(X, y, folds, alphas, held_out=self.cv is None)
+        return self
+
+    def _path_settings(self) -> tuple[Any, ...]:
+        """The core path's arguments after α."""
+        return (
+            self.solver,
+            int(self.max_dense_features),
+            float(self.gradient_tol),
+            int(self.gradient_max_iter),
+            False,
+            self._threads(),
         )
-        n_checkpoints, grid = checkpoint_arguments(self.lifetimes, max_lifetime)
-        train_X = as_core_array(train_X)
-        features = self._sample_trees(
+
+    def _max_lifetime(self, X: np.ndarray) -> float:
+        """Λ for trees sampled on ``X``."""
+        if self.max_lifetime is None:
+            return lifetime_for_cells(X, X.shape[0])
+        return float(self.max_lifetime)
+
+    def _features(self, X: np.ndarray, max_lifetime: float) -> Any:
+        """The trees on ``X`` (core ``KernelFeatures``) with lifetime ``max_lifetime``."""
+        points = as_core_array(X)
+        return self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
-                train_X, int(self.n_estimators), max_lifetime, seed, n_jobs, slice_size, progress
+                points, int(self.n_estimators), max_lifetime, seed, n_jobs, slice_size, progress
             ),
-            train_X.shape[0],
+            X.shape[0],
         )
+
+    def _fit_validation(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        folds: list[tuple[np.ndarray, ...]],
+        alphas: np.ndarray,
+        held_out: bool = False,
+    ) -> None:
+        """Choose (λ, α) by the fold-mean validation error of one path per fold and α, at the
+        first fold's checkpoints; refit (module docs). ``held_out``: one split off ``X``,
+        whose validation rows extend the first fold's trees for the final model."""
+        n_jobs, settings = self._threads(), self._path_settings()
+        max_lifetime = self._max_lifetime(folds[0][0])
+        n_checkpoints, grid = checkpoint_arguments(self.lifetimes, max_lifetime)
+        several = len(folds) > 1
+        # Several folds: one report for them all (their trees and paths stay quiet).
+        update, close = progress_callback(len(folds), "folds", self.verbose if several else 0)
+        paths: list[list[dict[str, Any]]] = []
+        first_features: Any = None
+        try:
+            for k, (train_X, train_y, val_X, val_y) in enumerate(folds):
+                features = self._features(train_X, max_lifetime)
+                if k == 0:
+                    first_features = features
+                fold_paths = []
+                with PathProgress("cuts", self.verbose, runs=len(alphas)) as progress:
+                    for alpha in alphas:
+                        try:
+                            path = features.path(
+                                as_core_array(train_y),
+                                as_core_array(val_X),
+                                as_core_array(val_y),
+                                max_lifetime,
+                                float(alpha),
+                                n_checkpoints,
+                                grid,
+                                *settings,
+                                progress.callback,
+                            )
+                        except ValueError as error:  # the core names its own α "alpha"
+                            raise ValueError(f"alphas: the path at α={alpha}: {error}") from error
+                        fold_paths.append(path)
+                        progress.next_run()
+                if k == 0:
+                    # Every fold and α is scored at the first path's checkpoints.
+                    n_checkpoints = None
+                    grid = [float(v) for v in fold_paths[0]["lifetimes"]]
+                paths.append(fold_paths)
+                update(k + 1)
+            # The trees of the final model, on all of X, within the same report.
+            everything = self._features(X, max_lifetime) if several and not held_out else None
+        finally:
+            close()
+        scores = np.array([[p["validation_mse"] for p in fold] for fold in paths])
+        by_alpha = scores.mean(axis=0).T  # (n_checkpoints, n_alphas)
+        # Ties: the first checkpoint (smallest λ), then the first α.
+        best, which = np.unravel_index(int(np.argmin(by_alpha)), by_alpha.shape)
+        path = paths[0][which]
+        path["solver"] = np.asarray(path["solver"])
+        path["validation_mse"] = by_alpha[:, which].copy()
+        path["alphas"], path["validation_mse_by_alpha"] = alphas, by_alpha
+        if several:
+            path["fold_validation_mse"] = scores.transpose(0, 2, 1)
+        lifetime, alpha = float(path["lifetimes"][best]), float(alphas[which])
+        rows = folds[0][0]
+        if held_out:
+            train_y, val_X, val_y = folds[0][1], folds[0][2], folds[0][3]
+            rows = np.vstack([rows, val_X])
+            model = first_features.refit(
+                as_core_array(np.concatenate([train_y, val_y])),
+                lifetime,
+                alpha,
+                n_jobs,
+                as_core_array(val_X),
+            )
+        elif everything is not None:
+            model, rows = everything.refit(as_core_array(y), lifetime, alpha, n_jobs), X
+        else:
+            model = first_features.refit(as_core_array(folds[0][1]), lifetime, alpha, n_jobs)
+        self._keep(path, int(best), alpha, max_lifetime, model, rows)
+
+    def _fit_evidence(self, X: np.ndarray, y: np.ndarray, alphas: np.ndarray) -> None:
+        """Choose λ and α = σ̂²/ŝ² by the two-variance evidence at the checkpoints; refit."""
+        n_jobs = self._threads()
+        max_lifetime = self._max_lifetime(X)
+        n_checkpoints, grid = checkpoint_arguments(self.lifetimes, max_lifetime)
+        features = self._features(X, max_lifetime)
+        core_y = as_core_array(y)
         with PathProgress("cuts", self.verbose) as progress:
             path = features.path(
-                as_core_array(train_y),
-                None if X_val is None else as_core_array(X_val),
-                None if y_val is None else as_core_array(y_val),
+                core_y,
+                None,
+                None,
                 max_lifetime,
-                alpha,
+                float(np.sort(alphas)[(len(alphas) - 1) // 2]),
                 n_checkpoints,
                 grid,
-                self.solver,
-                int(self.max_dense_features),
-                float(self.gradient_tol),
-                int(self.gradient_max_iter),
-                False,
-                n_jobs,
+                *self._path_settings(),
                 progress.callback,
             )
         path["solver"] = np.asarray(path["solver"])
-        if self.selection == "validation":
-            best = int(np.argmin(path["validation_mse"]))
-        else:
-            path.update(
-                path_evidence(
-                    features, train_X, train_y, path["lifetimes"], EVIDENCE_MAX_SIZE, n_jobs
-                )
+        path.update(path_evidence(features, X, y, path["lifetimes"], EVIDENCE_MAX_SIZE, n_jobs))
+        if np.all(np.isnan(path["log_evidence_profiled"])):
+            raise ValueError(
+                "selection='evidence' needs min(n_samples, n_features of the path) ≤ "
+                f"{EVIDENCE_MAX_SIZE} at some lifetime (an eigendecomposition of that "
+                "size per checkpoint): lower max_lifetime or select by validation"
             )
-            if np.all(np.isnan(path["log_evidence_profiled"])):
-                raise ValueError(
-                    "selection='evidence' needs min(n_samples, n_features of the path) ≤ "
-                    f"{EVIDENCE_MAX_SIZE} at some lifetime (an eigendecomposition of that "
-                    "size per checkpoint): lower max_lifetime or select by validation"
-                )
-            best = int(np.nanargmax(path["log_evidence_profiled"]))
-            alpha = float(path["alpha"][best])
+        best = int(np.nanargmax(path["log_evidence_profiled"]))
+        alpha = float(path["alpha"][best])
+        model = features.refit(core_y, float(path["lifetimes"][best]), alpha, n_jobs)
+        self._keep(path, best, alpha, max_lifetime, model, X)
+
+    def _keep(
+        self,
+        path: dict[str, Any],
+        best: int,
+        alpha: float,
+        max_lifetime: float,
+        model: Any,
+        rows: np.ndarray,
+    ) -> None:
+        """Set the fitted attributes; ``rows`` are those of ``model`` (mapped to the unit
+        box), kept for ``predict(return_cov=True)``."""
+        self._posterior_rows = (rows, None, alpha, True)
         self.path_ = path
         self.best_index_ = best
         self.lifetime_ = float(path["lifetimes"][best])
         self.alpha_ = alpha
         self.max_lifetime_ = max_lifetime
-        if held_out is None:
-            self.model_ = features.refit(as_core_array(train_y), self.lifetime_, alpha, n_jobs)
-        else:
-            all_y = np.concatenate([train_y, y_val])
-            self.model_ = features.refit(
-                as_core_array(all_y), self.lifetime_, alpha, n_jobs, as_core_array(X_val)
-            )
-        return self
+        self.model_ = model

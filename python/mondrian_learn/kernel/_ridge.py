@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import OnlineMixin, document, restore_on_failure
+from mondrian_learn._base import OnlineMixin, document, restore_on_failure, warn
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
@@ -48,7 +48,8 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     become new columns, zero for the old rows, and each new row is a rank-one update of the
     factor, so the result equals a batch fit on the same trees.
 
-    The log marginal likelihood (``log_marginal_likelihood_``) is that of the Bayesian view
+    The log marginal likelihood (``log_marginal_likelihood_value_``, as scikit-learn's
+    ``GaussianProcessRegressor``) is that of the Bayesian view
     w ~ N(0, σ²/α I), y − ȳ ~ N(Φw, σ²I), with σ² at its maximum-likelihood value
     σ̂² = (‖y − ȳ‖² − ‖z‖²)/N, z = L⁻¹Φᵀ(y − ȳ), L the Cholesky factor:
     log p = −N/2 log(2πσ̂²) − N/2 + C/2 log α − 1/2 log det(ΦᵀΦ + αI).
@@ -88,7 +89,8 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         ȳ.
     data_min_, data_scale_ : ndarray of shape (n_features,)
         The map to the unit box (identity when ``scale_features=False``).
-    log_marginal_likelihood_ : float
+    log_marginal_likelihood_value_ : float
+        log p(y) at the fitted α, σ² profiled (see above).
     n_features_in_ : int
 
     Examples
@@ -136,6 +138,9 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         )
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
+        # The training rows, for ``predict(return_cov=True)`` (a copy, as scikit-learn's
+        # ``GaussianProcessRegressor`` keeps ``X_train_``).
+        rows = (X.copy(), None if weights is None else weights.copy(), float(self.alpha), False)
         check_target_scale(y)
         check_weighted_target_scale(y, weights)
         points, y = self._fit_unit_box(X), as_core_array(y)
@@ -156,6 +161,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
             ),
             X.shape[0],
         )
+        self._posterior_rows = rows
         return self
 
     @restore_on_failure
@@ -168,14 +174,17 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         from that call's rows, kept afterwards (a warning says so when they are fewer than
         32: from one row the lifetime is 0, one cell per tree)."""
         first = not hasattr(self, "model_")
+        if not first:
+            checked, n_rows = self._check_input(X), self.model_.n_rows
         self._update(X, y, sample_weight)
+        if not first:
+            self._keep_rows(checked, sample_weight, self.model_.n_rows - n_rows)
         if first and self.lifetime is None and self.model_.n_rows < FEW_FIRST_ROWS:
-            warnings.warn(
+            warn(
                 f"partial_fit chose lifetime_={self.lifetime_:.3g} and the map to the unit "
                 f"box from the first {self.model_.n_rows} rows, and keeps them: pass a "
                 "lifetime (in unit-box units) or fit on more rows first",
                 UserWarning,
-                stacklevel=3,
             )
         return self
 
@@ -192,7 +201,27 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         return float(self.model_.intercept)
 
     @property
-    def log_marginal_likelihood_(self) -> float:
+    def log_marginal_likelihood_value_(self) -> float:
         """log p(y) with the noise variance profiled out (class notes)."""
         check_is_fitted(self)
         return float(self.model_.log_marginal_likelihood)
+
+    def _keep_rows(self, X: Any, sample_weight: Any, added: int) -> None:
+        """Append the rows a ``partial_fit`` added (those of positive weight) to the
+        training rows kept for ``predict(return_cov=True)``."""
+        rows, weights, alpha, _ = self._posterior_rows
+        new_weights, keep = check_sample_weight(sample_weight, X.shape[0])
+        X = X[keep]
+        if X.shape[0] != added:
+            raise RuntimeError("the rows kept for return_cov lost track of the model's rows")
+        if weights is not None or new_weights is not None:
+            old = np.ones(rows.shape[0]) if weights is None else weights
+            new = np.ones(X.shape[0]) if new_weights is None else new_weights
+            weights = np.concatenate([old, new])
+        stack = scipy.sparse.vstack if scipy.sparse.issparse(rows) else np.vstack
+        if scipy.sparse.issparse(rows) != scipy.sparse.issparse(X):
+            rows, X = scipy.sparse.csr_matrix(rows), scipy.sparse.csr_matrix(X)
+            stack = scipy.sparse.vstack
+        # float32 rows stay float32 unless float64 ones join them (a cast would move them).
+        dtype = np.result_type(rows.dtype, X.dtype)
+        self._posterior_rows = (stack([rows, X]).astype(dtype), weights, alpha, False)
