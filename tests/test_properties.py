@@ -101,7 +101,8 @@ def outputs(model: Any, X: np.ndarray) -> list[np.ndarray]:
         out.append(np.asarray(model.kernel_matrix(X)))
     if isinstance(model, ml.MondrianDensityEstimator):
         # Finite inside the bounding box, −inf (density 0) outside it, as documented.
-        inside = np.all((model.box_[0] <= X) & (X <= model.box_[1]), axis=1)
+        points = X.toarray() if scipy.sparse.issparse(X) else X
+        inside = np.all((model.box_[0] <= points) & (points <= model.box_[1]), axis=1)
         log_density = model.score_samples(X)
         assert np.all(log_density[~inside] == -np.inf)
         out.append(np.where(inside, log_density, 0.0))

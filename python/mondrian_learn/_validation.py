@@ -17,6 +17,7 @@ import functools
 import math
 import numbers
 import os
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -157,17 +158,36 @@ class InstanceOf(Constraint):
         return self.description
 
 
+class IsSplitter(Constraint):
+    """A cross-validation splitter: an object with ``split`` and ``get_n_splits`` (a
+    scikit-learn splitter), or an iterable of (train, validation) index pairs."""
+
+    def is_satisfied_by(self, value: object) -> bool:
+        if isinstance(value, (str, bytes, numbers.Number, np.bool_)):
+            return False
+        return (hasattr(value, "split") and hasattr(value, "get_n_splits")) or hasattr(
+            value, "__iter__"
+        )
+
+    def __str__(self) -> str:
+        return "a cross-validation splitter or an iterable of (train, validation) splits"
+
+
 class RealArray(Constraint):
-    """A non-empty array-like of finite numbers, each ``>= low``."""
+    """A non-empty array-like of finite numbers, each ``>= low`` (not bools: as for
+    :class:`Real`, ``True`` is not the number 1)."""
 
     def __init__(self, low: float) -> None:
         self.low = low
 
     def is_satisfied_by(self, value: object) -> bool:
-        if isinstance(value, (str, bytes)) or _is_real(value):
+        if isinstance(value, (str, bytes, bool, np.bool_)) or _is_real(value):
             return False
         try:
-            array = np.asarray(value, dtype=np.float64)
+            array = np.asarray(value)
+            if array.dtype == np.bool_:
+                return False
+            array = array.astype(np.float64)
         except (TypeError, ValueError):
             return False
         return bool(array.size > 0 and np.isfinite(array).all() and array.min() >= self.low)
@@ -308,6 +328,65 @@ def as_core_points(
     )
 
 
+#: Bytes of one dense block of rows when a sparse matrix goes to a core function that reads
+#: dense rows only (a few MiB: the blocks' cost stays small next to any model's).
+DENSE_BLOCK_BYTES = 8 * 2**20
+
+
+def dense_row_blocks(X: Any, max_bytes: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
+    """The rows of a checked scipy sparse matrix ``X`` as C-ordered float64 arrays, a block of
+    at most ``max_bytes`` (one row at least) at a time, each with the slice of its rows: for the
+    core functions without a sparse path whose rows are independent (labels, densities), so
+    that ``X`` is never dense whole and the results are those of the same rows given dense.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix of shape (n_samples, n_features)
+        Checked points (duplicates are summed, as in :func:`as_core_points`).
+    max_bytes : int or None, default=None
+        Most bytes of one dense block (None: ``DENSE_BLOCK_BYTES``).
+
+    Yields
+    ------
+    rows : slice
+        The block's rows in ``X``.
+    block : ndarray of shape (rows, n_features)
+        Their values.
+    """
+    X = scipy.sparse.csr_matrix(X)
+    budget = DENSE_BLOCK_BYTES if max_bytes is None else max_bytes
+    step = max(1, budget // (8 * max(X.shape[1], 1)))
+    for start in range(0, X.shape[0], step):
+        rows = slice(start, min(start + step, X.shape[0]))
+        yield rows, as_core_array(X[rows].toarray())
+
+
+def dense_points(X: Any, map_rows: Callable[[np.ndarray], Any] | None = None) -> np.ndarray:
+    """A checked scipy sparse matrix ``X`` as one dense C-ordered float64 array, written a
+    block of rows at a time through ``map_rows`` (e.g. the map to the unit box), for the core
+    functions that read every row at once: no dense copy besides the result, which is refused
+    by name (``MemoryError``) beyond the machine's memory before it is allocated.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix of shape (n_samples, n_features)
+        Checked points.
+    map_rows : callable or None, default=None
+        Applied to each dense block (rows map independently); None: the values as they are.
+
+    Returns
+    -------
+    points : ndarray of shape (n_samples, n_features)
+        The (mapped) values.
+    """
+    n, d = X.shape
+    check_memory("X", f"{n} × {d}", 8.0 * n * d, "its rows dense, float64")
+    points = np.empty((n, d))
+    for rows, block in dense_row_blocks(X):
+        points[rows] = block if map_rows is None else map_rows(block)
+    return points
+
+
 def is_core_ready(
     X: object, y: object, n_features: int, dtypes: tuple[type, ...] = (np.float64,)
 ) -> bool:
@@ -362,9 +441,29 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def check_numeric_target(y: np.ndarray) -> None:
+    """Raise ``ValueError`` when a regressor's targets ``y`` (checked by scikit-learn's
+    ``validate_data(..., y_numeric=True)``, which converts only object arrays) are not
+    numbers: strings or bytes would otherwise fail deep inside with a numpy ``TypeError``.
+    The message is scikit-learn's for targets it cannot convert; strings that read as
+    numbers are refused too (the estimators read y as it is), with how to convert them."""
+    if np.asarray(y).dtype.kind in "biuf":
+        return
+    try:
+        np.asarray(y).astype(np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"y must be numeric for regression: {error}") from None
+    raise ValueError(
+        f"y must be numeric for regression, got dtype {np.asarray(y).dtype}; convert it "
+        "with y.astype(float)"
+    )
+
+
 def check_target_scale(y: np.ndarray) -> None:
-    """Raise ``ValueError`` when the variance of the targets ``y`` overflows float64: every
-    model centres and scales by it, and would return NaN."""
+    """Raise ``ValueError`` when the targets ``y`` are not numbers
+    (:func:`check_numeric_target`) or their variance overflows float64: every model centres
+    and scales by it, and would return NaN."""
+    check_numeric_target(y)
     with np.errstate(over="ignore", invalid="ignore"):
         finite = bool(np.isfinite(np.var(y))) if y.size else True
     if not finite:

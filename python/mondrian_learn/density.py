@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import DensityMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -28,6 +29,8 @@ from mondrian_learn._validation import (
     check_parameter,
     check_sample_weight,
     check_tree_index,
+    dense_points,
+    dense_row_blocks,
     draw_seed,
 )
 from mondrian_learn.kernel._base import lifetime_for_cells
@@ -63,6 +66,13 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
     ``partial_fit`` only adds counts: online equals batch exactly (points must lie in the box
     fixed by the first fit).
 
+    X may be a scipy sparse matrix: the core reads dense rows only, so a sparse X is read a
+    block of rows at a time (counts and densities take each row by itself), except where every
+    row is read at once — ``lifetime="leave_one_out"`` and :meth:`lifetime_path`, whose means
+    sum the rows in order — which hold the rows dense (the memory of the same points given
+    dense; refused by name beyond the machine's). Results equal those on the same values
+    given dense.
+
     Parameters
     ----------
     n_estimators : int, default=50
@@ -80,8 +90,8 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
     gamma : float, default=0.01
         Strength γ > 0 of the Pólya-tree prior (larger: closer to uniform within each block).
         Measured on normal samples (D = 2, 5) and iris setosa: held-out log-likelihood rises
-        as γ falls from 1 to 0.01 (setosa 0.195 → 0.437 per point) and is flat below
-        (benches/RESULTS.md, issue 17).
+        as γ falls from 1 to 0.01 (setosa 0.195 → 0.437 per point) and is flat below. Any
+        finite γ is usable: as γ grows the density tends to the uniform one on the box.
     box_margin : float, default=0.1
         Width added to the training range on each side, as a fraction of that range (a
         constant feature gets ± ``box_margin`` in its units); ≥ 0.
@@ -121,6 +131,8 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
 
     __doc__ = (__doc__ or "").replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
 
+    _accepts_sparse = True
+
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "lifetime": Param(None, None, Options({"leave_one_out"}), *FINITE_LIFETIME),
@@ -136,15 +148,22 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         """Sample the trees on the bounding box of ``X`` and count the points in every node
         (``y`` is ignored; row weights count a row w times)."""
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        X = self._fit_unit_box(X[keep])
-        low, high = X.min(axis=0), X.max(axis=0)
+        X = X[keep]
+        images = self._fit_unit_box(X)
+        points = X if sp.issparse(X) else as_core_array(images)
+        low, high = self._mapped_bounds(points)
         width = np.where(high > low, high - low, 1.0)
         lower, upper = low - self.box_margin * width, high + self.box_margin * width
-        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        if not np.all(np.isfinite(upper - lower)):
+            if np.all(np.isfinite(high - low)):  # the data fit; the margin is what overflows
+                raise ValueError(
+                    f"box_margin={self.box_margin} widens the box of X beyond float64: "
+                    "use a smaller box_margin"
+                )
             raise ValueError("the bounding box of X overflows float64: rescale X")
-        by_path, n_trees, n = self.lifetime == "leave_one_out", int(self.n_estimators), len(X)
+        by_path, n_trees, n = self.lifetime == "leave_one_out", int(self.n_estimators), X.shape[0]
         if by_path:  # the path's end: as many cells as the search's budget of nodes allows
             cells = min(1000.0 * n, max(float(n), SEARCH_NODES / n_trees))
             lifetime = lifetime_for_cells(np.vstack([lower, upper]), cells)
@@ -166,7 +185,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
             f"{expected:.3g} expected cells in each of {n_trees} trees",
         )
         max_nodes = int(min(max(1_000.0, 20.0 * 2 * expected), 2**32 - 2))
-        seed, X = draw_seed(self.random_state), as_core_array(X)
+        seed = draw_seed(self.random_state)
 
         def forest(at: float) -> Any:
             model = _core.Density(
@@ -179,7 +198,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
                 max_nodes,
                 self._threads(),
             )
-            model.add_points(X, self._threads(), weights)
+            self._add_points(model, points, weights)
             return model
 
         model = forest(lifetime)
@@ -188,7 +207,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
             # so the refit at the chosen λ is the pruned forest itself.
             grid = np.linspace(0.0, lifetime, PATH_CHECKPOINTS + 1)
             scores, _ = model.lifetime_path(
-                X, [float(v) for v in grid], True, self._threads(), weights
+                self._all_rows(points), [float(v) for v in grid], True, self._threads(), weights
             )
             self.path_ = {"lifetimes": grid, "leave_one_out": np.asarray(scores)}
             lifetime = float(grid[int(np.argmax(scores))])
@@ -209,17 +228,61 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         in). The first call on an unfitted estimator is ``fit``."""
         if not hasattr(self, "model_"):
             return self.fit(X, sample_weight=sample_weight)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(
+            self, X, dtype=np.float64, accept_sparse=self._sparse_formats(), reset=False
+        )
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        self.model_.add_points(self._to_unit_box(X[keep]), self._threads(), weights)
+        X = X[keep]
+        self._add_points(self.model_, self._points(X), weights)
         return self
+
+    # ``points`` below: the images of checked dense points under the map to the unit box, or
+    # a checked sparse matrix, mapped a block of rows at a time as it is read (the core reads
+    # dense rows only).
+
+    def _points(self, X: Any) -> Any:
+        """Checked points ``X`` as ``points``."""
+        return X if sp.issparse(X) else self._to_unit_box(X)
+
+    def _mapped_bounds(self, points: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Each feature's least and greatest mapped value."""
+        if not sp.issparse(points):
+            return points.min(axis=0), points.max(axis=0)
+        low, high = np.full(points.shape[1], np.inf), np.full(points.shape[1], -np.inf)
+        for _, block in dense_row_blocks(points):
+            mapped: Any = self._to_unit_box(block)
+            low, high = np.minimum(low, mapped.min(axis=0)), np.maximum(high, mapped.max(axis=0))
+        return low, high
+
+    def _add_points(self, model: Any, points: Any, weights: np.ndarray | None) -> None:
+        """Add the rows to ``model``'s counts: a tree adds rows one by one in order, so the
+        blocks of a sparse matrix give the counts of the whole."""
+        if not sp.issparse(points):
+            model.add_points(points, self._threads(), weights)
+            return
+        for rows, block in dense_row_blocks(points):
+            part = None if weights is None else as_core_array(weights[rows])
+            model.add_points(self._to_unit_box(block), self._threads(), part)
+
+    def _all_rows(self, points: Any) -> np.ndarray:
+        """The mapped rows in one dense array, for the core calls that read every row."""
+        return dense_points(points, self._to_unit_box) if sp.issparse(points) else points
 
     @document("X", returns="log_density : ndarray of shape (n_samples,)")
     def score_samples(self, X: Any) -> np.ndarray:
         """Log of the posterior mean density at each point, in the units of X (−inf outside
         the bounding box ``box_``)."""
-        Z = self._fitted_input(X)
-        return self.model_.log_density(Z, self._threads()) - float(np.sum(np.log(self.data_scale_)))
+        check_is_fitted(self)
+        X = self._check_input(X)
+        if sp.issparse(X):
+            log_density = np.empty(X.shape[0])
+            for rows, block in dense_row_blocks(X):  # each row's density is its own
+                log_density[rows] = self.model_.log_density(
+                    self._to_unit_box(block), self._threads()
+                )
+        else:
+            log_density = self.model_.log_density(self._to_unit_box(X), self._threads())
+        return log_density - float(np.sum(np.log(self.data_scale_)))
 
     @document("X", "y ignored", returns="log_likelihood : float")
     def score(self, X: Any, y: Any = None) -> float:
@@ -284,8 +347,8 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
             density is 0).
         """
         check_is_fitted(self)
-        Z = self._fitted_input(X)
-        weights, keep = check_sample_weight(sample_weight, Z.shape[0])
+        X = self._check_input(X)
+        weights, keep = check_sample_weight(sample_weight, X.shape[0])
         if np.ndim(lifetimes) == 0:
             if not isinstance(lifetimes, (int, np.integer)) or lifetimes < 1:
                 raise ValueError(
@@ -299,8 +362,9 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
                     f"lifetimes must lie in [0, lifetime_ = {self.lifetime_:.6g}], got {grid!r}"
                 )
             grid = np.sort(grid)
+        X = X[keep]
         means, outside = self.model_.lifetime_path(
-            as_core_array(Z[keep]),
+            self._all_rows(self._points(X)),
             [float(v) for v in grid],
             bool(leave_one_out),
             self._threads(),

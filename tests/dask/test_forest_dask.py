@@ -185,8 +185,34 @@ def test_memmap_and_parquet_row_groups_stream_the_same_forest(data, tmp_path: Pa
     for model in (from_disk, from_parquet):
         for got, want in zip(model.predict(X, return_std=True), expected):
             np.testing.assert_array_equal(got, want)
-    with pytest.raises(ValueError, match="target column 'y'"):
-        next(parquet_chunks(tmp_path / "data.parquet", "y"))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"target": "y"}, "target='y' names columns not in the file: ['y']"),
+        (
+            {"target": "t", "features": ["a", "missing", "b", "gone"]},
+            "features=['a', 'missing', 'b', 'gone'] names columns not in the file: "
+            "['missing', 'gone']",
+        ),
+    ],
+)
+def test_parquet_columns_not_in_the_file_are_refused_by_argument(
+    arguments: dict[str, Any], message: str, tmp_path: Path
+) -> None:
+    # Both arguments are checked against the file's schema when the chunks are asked for
+    # (an unknown feature is not left to pyarrow's KeyError at the first row group).
+    path = tmp_path / "tiny.parquet"
+    pq.write_table(pa.table({"a": [1.0, 2.0], "b": [3.0, 4.0], "t": [5.0, 6.0]}), path)
+    with pytest.raises(
+        ValueError, match=re.escape(message) + r" \(its columns: \['a', 'b', 't'\]\)"
+    ):
+        parquet_chunks(path, **arguments)
+    # What the file does hold is read in the order asked for.
+    ((X, y),) = parquet_chunks(path, "t", features=["b", "a"])
+    np.testing.assert_array_equal(X, [[3.0, 1.0], [4.0, 2.0]])
+    np.testing.assert_array_equal(y, [5.0, 6.0])
 
 
 def _keys_in_memory(dask_scheduler: Any) -> list[str]:

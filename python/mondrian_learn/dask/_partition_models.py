@@ -5,7 +5,6 @@ Lanczos and block Lanczos run on the clusters' Gram matrix ``M = GᵀG/m`` (``C 
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, restore_on_failure
+from mondrian_learn._base import EstimatorBase, restore_on_failure, warn
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -28,7 +27,7 @@ from mondrian_learn._validation import (
 )
 from mondrian_learn.dask._partition import DistributedPartitionKernel, share
 from mondrian_learn.partition import RandomPartitionKernel
-from mondrian_learn.partition._gp import RHO_FLOOR
+from mondrian_learn.partition._gp import RHO_FLOOR, check_fixed_ratio
 from mondrian_learn.partition._marginal_likelihood import ClusterSpaceLikelihood
 from mondrian_learn.partition._samplers import FRESH, SAMPLING
 from mondrian_learn.partition._variance import (
@@ -302,6 +301,7 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
                 int(self.lanczos_steps),
                 probe_seed,
             )
+        check_fixed_ratio(signal, noise)
         fixed, floor = (signal, noise), RHO_FLOOR
         while True:
             if None in fixed:
@@ -316,11 +316,10 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
         self.signal_variance_, self.noise_variance_ = float(signal), float(noise)
         self.cluster_coef_ = u
         if not converged and y_norm2 > 0:
-            warnings.warn(
+            warn(
                 f"conjugate gradients stopped after {self.n_iter_} iterations with relative "
                 f"residual {residual:.2e} > tol={self.tol}; raise max_iter",
                 ConvergenceWarning,
-                stacklevel=2,
             )
         if self.signal_variance is None or self.noise_variance is None:
             # yᵀ(sK̂ + σ²I)⁻¹y from the CG solution (push-through, as in the criterion).
@@ -447,10 +446,9 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
                 dk.sizes / m + rho,
             )
             if not converged.all():
-                warnings.warn(
+                warn(
                     "conjugate gradients did not converge for some predictive variances",
                     ConvergenceWarning,
-                    stacklevel=3,
                 )
             out[part] = noise * np.einsum("ij,ij->j", rhs, z) / m
         return out + noise + s * (1.0 - feature_norms(labels, weights))
@@ -573,10 +571,9 @@ class PartitionKernelPCA(TransformerMixin, DistributedPartitionEstimator):
             self._threads(),
         )
         if not converged:
-            warnings.warn(
+            warn(
                 "block Lanczos did not reach tol; raise max_restarts",
                 ConvergenceWarning,
-                stacklevel=2,
             )
         self.eigenvalues_, self.components_ = values, vectors
         self.residuals_, self.n_products_ = residuals, int(products)

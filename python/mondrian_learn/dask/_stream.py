@@ -113,20 +113,36 @@ def parquet_chunks(
     features : sequence of str or None, default=None
         The columns of X, in order (None: every other column).
 
-    Yields
+    Returns
+    -------
+    chunks : iterator of (X, y)
+        Per row group: ``X`` of shape (n_rows, n_features), float64, and ``y`` of shape
+        (n_rows,).
+
+    Raises
     ------
-    X : ndarray of shape (n_rows, n_features)
-        A row group's points, float64.
-    y : ndarray of shape (n_rows,)
-        Their targets.
+    ValueError
+        When ``target`` or ``features`` names a column the file does not hold (checked
+        against its schema here, before any row is read).
     """
     import pyarrow.parquet as pq
 
     file = pq.ParquetFile(path)
     names = file.schema_arrow.names
-    if target not in names:
-        raise ValueError(f"target column {target!r} is not among the file's columns {names}")
     columns = [c for c in names if c != target] if features is None else list(features)
+    for argument, value, asked in (("target", target, [target]), ("features", features, columns)):
+        missing = [c for c in asked if c not in names]
+        if missing:
+            raise ValueError(
+                f"{argument}={value!r} names columns not in the file: {missing} "
+                f"(its columns: {names})"
+            )
+    return _row_groups(file, target, columns)
+
+
+def _row_groups(file: Any, target: str, columns: list[str]) -> Iterator[tuple[Any, Any]]:
+    """The row groups of the opened parquet ``file`` as ``(X, y)``, one at a time (the
+    columns checked)."""
     for group in range(file.num_row_groups):
         table = file.read_row_group(group, columns=[*columns, target])
         X = np.empty((table.num_rows, len(columns)))

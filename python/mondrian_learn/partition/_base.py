@@ -1,5 +1,6 @@
 """What the estimators built on a sampled random partition kernel share (GP regression, kernel
-PCA, SVC): the kernel's parameters, sampling it inside ``fit``, and stage reporting."""
+PCA, SVC): the kernel's parameters, sampling it inside ``fit``, reading points through it
+(dense or sparse), and stage reporting."""
 
 from __future__ import annotations
 
@@ -28,9 +29,22 @@ class PartitionKernelEstimator(EstimatorBase):
         Seeds the kernel, then whatever the estimator draws itself.
     verbose : int
         Report each stage of the fit with its time.
+
+    Notes
+    -----
+    X may be a scipy sparse matrix wherever points are taken: the kernel reads it (dense once
+    for the samplers at ``fit``, a block of rows at a time afterwards), with the results of the
+    same values given dense.
     """
 
     _parameters = {**SAMPLING, **SCALING, **RUNTIME}
+
+    _accepts_sparse = True
+
+    def _core_input(self, X: Any) -> Any:
+        """Checked points as they are: the kernel maps and converts them itself (sparse ones
+        a block of rows at a time)."""
+        return X
 
     def _sample_kernel(self, X: np.ndarray, y: Any) -> tuple[np.random.RandomState, StageTimer]:
         """Sample ``kernel_`` on ``X`` (and ``y``, for supervised samplers).

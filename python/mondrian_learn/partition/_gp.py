@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._base import GaussianSampleMixin, document, restore_on_failure, warn
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -43,9 +41,21 @@ from mondrian_learn.partition._variance import (
 #: iterations (on 20,000 points of a smooth signal with noise 0.01 the search ran to ρ = 1e-6
 #: and CG stopped unconverged; from 1e-3, ρ = 1e-3, CG converged in 589 iterations, RMSE 0.023).
 RHO_FLOOR = 1e-3
+#: The least ratio σ²/s a user may fix: the kernel matrix plus ρI must stay positive definite.
+RHO_MIN = 1e-12
 
 
-class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
+def check_fixed_ratio(signal: float | None, noise: float | None) -> None:
+    """Refuses fixed variances whose ratio σ²/s is below :data:`RHO_MIN` (below it K + ρI is
+    singular to float64: pivots of order 1e-15 go negative, or s·K overflows)."""
+    if signal is not None and noise is not None and not noise / signal >= RHO_MIN:
+        raise ValueError(
+            f"noise_variance / signal_variance must be at least {RHO_MIN:g}, got "
+            f"noise_variance={noise:g} and signal_variance={signal:g}"
+        )
+
+
+class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelEstimator):
     """GP regression with covariance ``s k̂(a, b) + σ² 1[a = b]``, ``k̂`` a random partition
     kernel, solved in O(m N) per iteration (Davies & Ghahramani 2014, §5.1).
 
@@ -89,7 +99,9 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         the Lanczos estimate of the criterion is biased upwards and CG needs thousands of
         iterations), raised tenfold above the chosen ratio while CG does not converge there.
     signal_variance : float or None, default=None
-        s > 0; None chooses it by marginal likelihood (same search).
+        s > 0; None chooses it by marginal likelihood (same search). With both variances
+        fixed, σ²/s must be at least 1e-12 (below, the kernel matrix plus σ²/s I is singular
+        to float64 precision).
     preconditioner : {"partition", "jacobi", "none"}, default="partition"
     tol : float, default=1e-3
         CG stops when ``‖r‖ ≤ tol ‖b‖`` (the fit); the exact route's variances are within a
@@ -168,7 +180,9 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         signal, noise = (
             None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
         )
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats(), y_numeric=True
+        )
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
         check_target_scale(y)
@@ -190,6 +204,7 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
                 self._threads(),
                 weights,
             )
+        check_fixed_ratio(signal, noise)
         fixed, floor = (signal, noise), RHO_FLOOR
         while True:
             if None in fixed:
@@ -208,11 +223,10 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
         self.n_iter_ = int(info["iterations"][0])
         stages.done(f"solved for the dual weights in {self.n_iter_} CG iterations")
         if not info["converged"][0] and np.any(centred != 0):
-            warnings.warn(
+            warn(
                 f"conjugate gradients stopped after {self.n_iter_} iterations with relative "
                 f"residual {info['residual'][0]:.2e} > tol={self.tol}; raise max_iter",
                 ConvergenceWarning,
-                stacklevel=2,
             )
         if self.signal_variance is None or self.noise_variance is None:
             quadratic = float(centred @ self.dual_coef_)
@@ -334,11 +348,10 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
             self.sample_weight_,
         )
         if not converged.all():
-            warnings.warn(
+            warn(
                 "conjugate gradients did not converge for some predictive variances; "
                 "raise max_iter",
                 ConvergenceWarning,
-                stacklevel=3,
             )
         return values.reshape(labels.shape[1], -1) if full else values
 
@@ -364,27 +377,3 @@ class PartitionGPRegressor(RegressorMixin, PartitionKernelEstimator):
                 self.sample_weight_,
             )
         return cache[rank]
-
-    def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> np.ndarray:
-        """Draw new noisy targets at ``X`` jointly from the posterior predictive
-        N(mean, cov) of ``predict(X, return_cov=True)``, as scikit-learn's
-        ``GaussianProcessRegressor.sample_y`` does (``rng.multivariate_normal``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples_X, n_features)
-            Points (finite values).
-        n_samples : int, default=1
-            Draws per point.
-        random_state : int, RandomState or None, default=0
-            Seeds the draws.
-
-        Returns
-        -------
-        y_samples : ndarray of shape (n_samples_X, n_samples)
-            One column per draw.
-        """
-        check_parameter("n_samples", n_samples, COUNT)
-        mean, cov = self.predict(X, return_cov=True)
-        rng = check_random_state(random_state)
-        return rng.multivariate_normal(mean, cov, int(n_samples)).T

@@ -21,6 +21,8 @@ from mondrian_learn._validation import (
     as_core_array,
     check_memory,
     check_parameter,
+    dense_points,
+    dense_row_blocks,
     draw_seed,
 )
 from mondrian_learn.partition._samplers import (
@@ -56,6 +58,12 @@ class RandomPartitionKernel(UnitBoxMixin):
     ``V``'s rows within each cluster, then give each point its cluster's sum; the columns of a
     block share one read of the labels. Results are identical for any ``n_jobs``.
 
+    X may be a scipy sparse matrix. The samplers read the training points' coordinates (cuts
+    in their boxes, centres, a forest's splits), so ``fit`` holds them dense once (the memory
+    of the same points given dense; refused by name beyond the machine's); new points are
+    labelled a block of rows at a time, never dense whole. Results equal those on the same
+    values given dense.
+
     Parameters
     ----------
     sampler : {"mondrian", "random_forest", "fast_cluster"}, sampler object or callable, \
@@ -66,7 +74,9 @@ default="mondrian"
     n_partitions : int, default=100
         m.
     {SCALE_FEATURES_DOC}
-        Samplers see the scaled points (a callable sampler too).
+        Samplers see the scaled points, dense (a callable sampler too; its rule labels new
+        points a block of rows at a time when they are sparse, so it must label each row by
+        itself).
     random_state : int, RandomState or None, default=None
         Partition ρ draws from a stream derived from ``(seed, ρ)``.
     n_jobs : int or None, default=None
@@ -100,6 +110,8 @@ default="mondrian"
 
     _parameters = {**SAMPLING, **SCALING, **RUNTIME}
 
+    _accepts_sparse = True
+
     @restore_on_failure
     @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> RandomPartitionKernel:
@@ -108,10 +120,13 @@ default="mondrian"
         m, n_jobs = int(self.n_partitions), self._threads()
         sampler = resolve_sampler(self.sampler)
         stages = StageTimer(self.verbose, type(self).__name__)
+        sparse = self._sparse_formats()
         if y is None:
-            X = validate_data(self, X, dtype=np.float64)
+            X = validate_data(self, X, dtype=np.float64, accept_sparse=sparse)
         else:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+            X, y = validate_data(
+                self, X, y, dtype=np.float64, accept_sparse=sparse, y_numeric=False
+            )
         check_memory(
             "n_partitions",
             m,
@@ -119,7 +134,7 @@ default="mondrian"
             "a 4-byte cluster label per point and partition",
         )
         seed = draw_seed(self.random_state)
-        X = self._fit_unit_box(X)
+        X = self._sampling_points(X)
         for name in ("rules_", "uniques_"):  # from an earlier fit with a callable sampler
             self.__dict__.pop(name, None)
         if isinstance(sampler, CallablePartitions):
@@ -128,6 +143,18 @@ default="mondrian"
             self.model_ = sampler._sample(X, y, m, seed, n_jobs)
         stages.done(f"sampled {m} partitions")
         return self
+
+    def _sampling_points(self, X: Any) -> Any:
+        """Fix the map to the unit box on the checked training points ``X`` and return their
+        images, dense: every sampler reads coordinates, so a sparse ``X`` is first made the
+        same points given dense (refused by name beyond the machine's memory)."""
+        return self._fit_unit_box(dense_points(X) if sp.issparse(X) else X)
+
+    def _assign_points(self, points: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """Labels and weights of dense points already mapped to the unit box."""
+        if hasattr(self, "rules_"):
+            return assign_by_rules(self.rules_, self.uniques_, points), None
+        return self.model_.assign(points, self._threads())
 
     @property
     def n_clusters_(self) -> np.ndarray:
@@ -145,8 +172,8 @@ default="mondrian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Points (finite values).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Points (finite values); a sparse matrix is read a block of rows at a time.
 
         Returns
         -------
@@ -155,10 +182,22 @@ default="mondrian"
         weights : ndarray of the same shape or None
             Probability that the point shares its cluster (Mondrian sampler), None when 1.
         """
-        X = self._fitted_input(X)
-        if hasattr(self, "rules_"):
-            return assign_by_rules(self.rules_, self.uniques_, X), None
-        return self.model_.assign(X, self._threads())
+        check_is_fitted(self)
+        X = self._check_input(X)
+        if not sp.issparse(X):
+            return self._assign_points(self._to_unit_box(X))
+        # The core places dense rows only, each by itself: blocks of rows give the labels
+        # of the whole, without X ever dense whole.
+        labels = np.empty((int(self.model_.n_partitions), X.shape[0]), dtype=np.uint32)
+        weights = None
+        for rows, block in dense_row_blocks(X):
+            block_labels, block_weights = self._assign_points(self._to_unit_box(block))
+            labels[:, rows] = block_labels
+            if block_weights is not None:
+                if weights is None:
+                    weights = np.empty(labels.shape)
+                weights[:, rows] = block_weights
+        return labels, weights
 
     def matmul(self, V: Any) -> np.ndarray:
         """``K̂ V`` over the training points.
@@ -183,7 +222,7 @@ default="mondrian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Points (finite values).
         V : array-like of shape (n_train,) or (n_train, k)
             Vector(s) indexed by the training points.
@@ -204,7 +243,8 @@ default="mondrian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or None, default=None
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or None, \
+default=None
             Points (finite values); None: the training points.
 
         Returns
@@ -225,7 +265,7 @@ default="mondrian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or None
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or None
             None: the training points.
 
         Returns

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._base import document, restore_on_failure, warn
 from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, SCALING, Integer, Param, draw_seed
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._samplers import SAMPLING
@@ -98,9 +97,9 @@ class PartitionKernelPCA(
         k = int(self.n_components)
         block = max(k + 5, 2 * k) if self.block_size is None else int(self.block_size)
         if y is None:
-            X = validate_data(self, X, dtype=np.float64)
+            X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
         else:
-            X, y = validate_data(self, X, y, dtype=np.float64)
+            X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats())
         if k > X.shape[0]:
             raise ValueError(f"n_components={k} exceeds the number of samples {X.shape[0]}")
         rng, stages = self._sample_kernel(X, y)
@@ -117,11 +116,10 @@ class PartitionKernelPCA(
         )
         stages.done(f"block Lanczos: {products} block products")
         if not converged:
-            warnings.warn(
+            warn(
                 f"block Lanczos stopped after {self.max_restarts} restarts with residuals "
                 f"{np.max(residuals):.2e} > tol · λ₁; raise max_restarts",
                 ConvergenceWarning,
-                stacklevel=2,
             )
         n = X.shape[0]
         self.eigenvalues_ = values

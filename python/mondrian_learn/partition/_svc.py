@@ -97,7 +97,7 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         """Sample the partitions on the rows of positive weight and fit the linear SVM on
         their one-hot features (each row's loss times its weight)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats())
         check_classification_targets(y)
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
