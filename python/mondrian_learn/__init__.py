@@ -46,4 +46,16 @@ __all__ = [
     "kernel",
     "partition",
 ]
-__version__ = "0.1.0"
+
+
+def _version() -> str:
+    """The installed distribution's version (one source: ``Cargo.toml``, which maturin reads)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mondrian-learn")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _version()
