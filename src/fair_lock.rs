@@ -31,16 +31,30 @@ pub struct FairRwLock<T> {
     data: RwLock<T>,
 }
 
+/// A call admitted in its turn; dropping it lets the next in line in (also when the holder
+/// unwinds, so a panic cannot leave the lock taken).
+struct Admission<'a, T> {
+    lock: &'a FairRwLock<T>,
+    exclusive: bool,
+}
+
+impl<T> Drop for Admission<'_, T> {
+    fn drop(&mut self) {
+        self.lock.leave(self.exclusive);
+    }
+}
+
 /// Shared access; the next in line may enter once it is dropped.
 pub struct ReadGuard<'a, T> {
-    guard: Option<RwLockReadGuard<'a, T>>,
-    lock: &'a FairRwLock<T>,
+    // Fields drop in order: the data first, so the next writer admitted finds it free.
+    guard: RwLockReadGuard<'a, T>,
+    _admission: Admission<'a, T>,
 }
 
 /// Exclusive access; the next in line may enter once it is dropped.
 pub struct WriteGuard<'a, T> {
-    guard: Option<RwLockWriteGuard<'a, T>>,
-    lock: &'a FairRwLock<T>,
+    guard: RwLockWriteGuard<'a, T>,
+    _admission: Admission<'a, T>,
 }
 
 impl<T> FairRwLock<T> {
@@ -58,7 +72,7 @@ impl<T> FairRwLock<T> {
     }
 
     /// Waits for this call's turn and for the holders to allow it in, then enters.
-    fn enter(&self, exclusive: bool) {
+    fn enter(&self, exclusive: bool) -> Admission<'_, T> {
         let mut turns = self.turns();
         let ticket = turns.issued;
         turns.issued += 1;
@@ -74,6 +88,10 @@ impl<T> FairRwLock<T> {
         drop(turns);
         // The next in line may be a reader that can join this one.
         self.turn_changed.notify_all();
+        Admission {
+            lock: self,
+            exclusive,
+        }
     }
 
     fn leave(&self, exclusive: bool) {
@@ -87,24 +105,24 @@ impl<T> FairRwLock<T> {
         self.turn_changed.notify_all();
     }
 
-    /// Shared access, in turn. The data stay usable after a panic of another holder (every
-    /// update of a model validates before it mutates).
+    /// Shared access, in turn. Not reentrant: a thread that reads again while it holds a
+    /// read waits behind any writer that arrived in between, which waits for it. The data
+    /// stay usable after a panic of another holder (every update of a model validates
+    /// before it mutates).
     pub fn read(&self) -> ReadGuard<'_, T> {
-        self.enter(false);
-        let guard = self.data.read().unwrap_or_else(|p| p.into_inner());
+        let admission = self.enter(false);
         ReadGuard {
-            guard: Some(guard),
-            lock: self,
+            guard: self.data.read().unwrap_or_else(|p| p.into_inner()),
+            _admission: admission,
         }
     }
 
     /// Exclusive access, in turn.
     pub fn write(&self) -> WriteGuard<'_, T> {
-        self.enter(true);
-        let guard = self.data.write().unwrap_or_else(|p| p.into_inner());
+        let admission = self.enter(true);
         WriteGuard {
-            guard: Some(guard),
-            lock: self,
+            guard: self.data.write().unwrap_or_else(|p| p.into_inner()),
+            _admission: admission,
         }
     }
 }
@@ -112,35 +130,20 @@ impl<T> FairRwLock<T> {
 impl<T> std::ops::Deref for ReadGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.guard.as_deref().expect("held until dropped")
-    }
-}
-
-impl<T> Drop for ReadGuard<'_, T> {
-    fn drop(&mut self) {
-        // The data first, so the next writer admitted finds it free.
-        self.guard = None;
-        self.lock.leave(false);
+        &self.guard
     }
 }
 
 impl<T> std::ops::Deref for WriteGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.guard.as_deref().expect("held until dropped")
+        &self.guard
     }
 }
 
 impl<T> std::ops::DerefMut for WriteGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        self.guard.as_deref_mut().expect("held until dropped")
-    }
-}
-
-impl<T> Drop for WriteGuard<'_, T> {
-    fn drop(&mut self) {
-        self.guard = None;
-        self.lock.leave(true);
+        &mut self.guard
     }
 }
 

@@ -16,13 +16,8 @@ pub struct InputMap {
 }
 
 impl InputMap {
-    /// The map taking the bounding box of `rows` (row-major, `d` wide, finite) to the unit
-    /// box; a constant feature is only shifted. An error if some feature's range overflows.
-    pub fn unit_box_of<E: Coordinate>(rows: &[E], d: usize) -> Result<Self> {
-        Self::unit_box_of_ranges(&column_ranges(rows, d))
-    }
-
-    /// The map taking the box with these `(min, max)` per feature to the unit box.
+    /// The map taking the box with these `(min, max)` per feature to the unit box; a constant
+    /// feature is only shifted. An error if some feature's range overflows.
     pub fn unit_box_of_ranges(ranges: &[(f64, f64)]) -> Result<Self> {
         let mut scale = Vec::with_capacity(ranges.len());
         for (k, (l, u)) in ranges.iter().enumerate() {

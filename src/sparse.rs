@@ -50,7 +50,8 @@ impl Csr {
         })
     }
 
-    /// Dense row-major copy (tests and small problems only).
+    /// Dense row-major copy, for tests that compare against a dense computation.
+    #[cfg(test)]
     pub fn to_dense(&self) -> Vec<f64> {
         let mut out = vec![0.0; self.n_rows * self.n_cols];
         for i in 0..self.n_rows {

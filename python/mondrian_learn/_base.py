@@ -25,6 +25,7 @@ from mondrian_learn._validation import (
     Param,
     as_core_array,
     as_core_points,
+    check_memory,
     check_numeric_target,
     check_parameter,
     check_parameters,
@@ -392,6 +393,7 @@ class GaussianSampleMixin:
             One column per draw.
         """
         check_parameter("n_samples", n_samples, COUNT)
+        check_memory("n_samples", n_samples, 8.0 * n_samples * np.shape(X)[0], "the draws")
         mean, cov = self.predict(X, return_cov=True)  # type: ignore[attr-defined]
         rng = check_random_state(random_state)
         return rng.multivariate_normal(mean, cov, int(n_samples)).T

@@ -151,6 +151,10 @@ def validation_splits(
             (np.asarray(train, dtype=np.intp), np.asarray(held_out, dtype=np.intp))
             for train, held_out in check_cv(cv, y, classifier=classifier).split(X, y)
         ]
+        if not splits:
+            raise ValueError(
+                "cv gave no splits (an iterator is used up by one fit: pass a list or a splitter)"
+            )
         for train, held_out in splits:
             if train.size == 0 or held_out.size == 0:
                 raise ValueError("cv gave a split with no training or no validation rows")

@@ -109,7 +109,7 @@ def _forest(forest_params: dict[str, Any], seed: int) -> MondrianForestRegressor
     if unknown:
         raise ValueError(f"unknown MondrianForestRegressor parameter(s): {', '.join(unknown)}")
     # The paper's forest (label-blind cuts, heuristic prior), as measured for its Table 3
-    # (benches/RESULTS.md): with a few dozen noise-free evaluations the marginal likelihood
+    # (the project's benchmarks): with a few dozen noise-free evaluations the marginal likelihood
     # drives the noise to zero and the acquisition loses its spread.
     params = {
         "n_estimators": 10,
@@ -213,7 +213,7 @@ def optimize(
     its value with ``partial_fit``. The forest sees the candidates mapped to the unit box
     spanned by all of them, since that box, unlike the points evaluated so far, is known
     from the start. Each step predicts every candidate: that is the cost of a step (about
-    1 s for 250,000 candidates in 6-D on 2 cores; see benches/RESULTS.md).
+    1 s for 250,000 candidates in 6-D on 2 cores in our benchmarks).
 
     Parameters
     ----------

@@ -23,7 +23,7 @@ use crate::linalg::dot;
 use crate::mondrian::route::RouteScratch;
 use crate::points::Points;
 use crate::sparse::Csr;
-use ndarray::{Array1, ArrayView1};
+use ndarray::{Array1, Array2, ArrayView1};
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
@@ -248,6 +248,29 @@ impl KernelRidge {
                 }
             })?;
         Ok(Array1::from(out))
+    }
+
+    /// L⁻¹φ(x) for every row of `x`, one row of C values each (n × C): with B its transpose,
+    /// BᵀB = Φ* A⁻¹ Φ*ᵀ, the joint predictive covariance's part beyond the noise, from the
+    /// factor the fit keeps (no training rows needed). O(C²) per row.
+    pub fn whitened<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Array2<f64>> {
+        let (d, c, n) = (self.forest.n_features, self.n_columns(), x.n_rows());
+        let size = n.checked_mul(c).ok_or_else(|| {
+            Error::InvalidInput(format!("{n} rows × {c} features overflow a matrix"))
+        })?;
+        let mut out = vec![0.0; size];
+        self.forest
+            .for_each_query_block(x, pool, &mut out, c, |_, out, rows| {
+                let mut scratch = RouteScratch::default();
+                for (phi, row) in out.chunks_exact_mut(c).zip(rows.chunks_exact(d)) {
+                    for (col, v) in self.map.row_entries(&self.forest.trees, row, &mut scratch) {
+                        phi[col as usize] += v;
+                    }
+                    self.factor.forward_solve(phi);
+                }
+            })?;
+        Array2::from_shape_vec((n, c), out)
+            .map_err(|e| Error::InvalidInput(format!("whitened features: {e}")))
     }
 
     /// ȳ + φ(x)·w for every row of `x`.

@@ -4,15 +4,6 @@ use crate::error::Error;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
-/// Core `Result` → `PyResult`, as tokenizers' `ToPyResult` does.
-pub struct ToPyResult<T>(pub crate::error::Result<T>);
-
-impl<T> From<ToPyResult<T>> for pyo3::PyResult<T> {
-    fn from(r: ToPyResult<T>) -> Self {
-        r.0.map_err(to_py_err)
-    }
-}
-
 /// Bad parameters or data are `ValueError`, failed file I/O `OSError`; anything else
 /// `RuntimeError`.
 pub fn to_py_err(e: Error) -> PyErr {

@@ -10,7 +10,7 @@ use crate::kernel::mondrian_features::{grow_forest, MondrianFeatures};
 use crate::kernel::path::{lifetime_path, Checkpoints, PathOptions, PathPoint, SolverChoice};
 use crate::kernel::ridge::KernelRidge as CoreRidge;
 use crate::points::Points;
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -291,6 +291,20 @@ impl KernelRidge {
         let x = x.view()?;
         let out = self.inner.read(py, n_jobs, Length::Long, |m, call| {
             m.predict_variance(&x, call.pool)
+        })?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// L⁻¹φ(x) per row (n × C), from the fit's Cholesky factor L of ΦᵀVΦ + αI.
+    fn whitened<'py>(
+        &self,
+        py: Python<'py>,
+        x: AnyPoints<'py>,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let x = x.view()?;
+        let out = self.inner.read(py, n_jobs, Length::Long, |m, call| {
+            m.whitened(&x, call.pool)
         })?;
         Ok(out.into_pyarray(py))
     }

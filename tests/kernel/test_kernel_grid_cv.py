@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.model_selection import TimeSeriesSplit
 
 from mondrian_learn import _core
 from mondrian_learn._lifetime_path import held_out_split, validation_splits
@@ -45,15 +46,16 @@ def fold_mse(X: np.ndarray, y: np.ndarray, train: np.ndarray, val: np.ndarray, l
 
 def test_folds_score_every_state_by_their_mean_validation_error(data) -> None:  # type: ignore[no-untyped-def]
     X, y = data
-    model = make(cv=3).fit(X, y)
+    model = make(cv=4).fit(X, y)  # folds of 23, 23, 22 and 22 rows, weighted by size
     path = model.path_
-    folds = validation_splits(3, X, y, 0.2, SEED, distinct=False)
+    folds = validation_splits(4, X, y, 0.2, SEED, distinct=False)
     scores = np.array(
         [[fold_mse(X, y, t, v, lifetimes) for t, v in folds] for lifetimes in path["lifetimes"]]
     )
     np.testing.assert_allclose(path["fold_validation_mse"], scores, rtol=1e-7)
-    np.testing.assert_allclose(path["criterion"], scores.mean(axis=1), rtol=1e-7)
-    assert model.best_index_ == int(np.argmin(scores.mean(axis=1)))
+    pooled = np.average(scores, axis=1, weights=[len(v) for _, v in folds])
+    np.testing.assert_allclose(path["criterion"], pooled, rtol=1e-7)
+    assert model.best_index_ == int(np.argmin(pooled))
     assert len(path["step"]) > 2
     # Refitted on all of X.
     rows, _ = model._posterior_rows
@@ -74,7 +76,14 @@ def test_no_cv_is_the_single_hold_out(data) -> None:  # type: ignore[no-untyped-
 
 @pytest.mark.parametrize(
     ("params", "fit_val"),
-    [({"cv": 1}, False), ({"cv": "3"}, False), ({"cv": 3}, True), ({"cv": 3.0}, False)],
+    [
+        ({"cv": 1}, False),
+        ({"cv": "3"}, False),
+        ({"cv": 3}, True),
+        ({"cv": 3.0}, False),
+        ({"cv": []}, False),
+        ({"cv": TimeSeriesSplit(3)}, False),  # leaves rows out of a split: refused
+    ],
 )
 def test_bad_cv_is_refused_by_name(data, params, fit_val: bool) -> None:  # type: ignore[no-untyped-def]
     X, y = data

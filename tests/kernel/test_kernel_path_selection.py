@@ -74,13 +74,14 @@ def test_lifetime_and_alpha_are_the_argmin_of_the_validation_error(data) -> None
 
 
 def test_folds_choose_the_argmin_of_the_fold_mean_error(data) -> None:  # type: ignore[no-untyped-def]
+    """Four folds of 90 rows (23, 23, 22, 22): the pooled error weights them by size."""
     X, y, _, _ = data
-    model = make(cv=3).fit(X, y)
+    model = make(cv=4).fit(X, y)
     path = model.path_
-    folds = validation_splits(3, X, y, 0.2, SEED, distinct=False)
+    folds = validation_splits(4, X, y, 0.2, SEED, distinct=False)
     scores = np.array([validation_mse(X[t], y[t], X[v], y[v], path["lifetimes"]) for t, v in folds])
     np.testing.assert_allclose(path["fold_validation_mse"], scores, rtol=1e-8)
-    mean = scores.mean(axis=0)
+    mean = np.average(scores, axis=0, weights=[len(v) for _, v in folds])
     np.testing.assert_allclose(path["validation_mse_by_alpha"], mean, rtol=1e-8)
     best, which = np.unravel_index(np.argmin(mean), mean.shape)
     assert (model.best_index_, model.alpha_) == (best, ALPHAS[which])
@@ -99,6 +100,9 @@ def test_folds_choose_the_argmin_of_the_fold_mean_error(data) -> None:  # type: 
     own = [(t, v) for t, v in splitter.split(X)]
     first = validation_mse(X[own[0][0]], y[own[0][0]], X[own[0][1]], y[own[0][1]], [0.0])
     np.testing.assert_allclose(given.path_["fold_validation_mse"][0, :1], first, rtol=1e-8)
+    # One given split: chosen on it, refitted on all of X all the same.
+    single = make(cv=own[:1]).fit(X, y)
+    assert single.model_.n_rows == len(X)
 
 
 def test_no_cv_is_the_single_hold_out_as_before(data) -> None:  # type: ignore[no-untyped-def]
@@ -134,6 +138,8 @@ def test_no_cv_is_the_single_hold_out_as_before(data) -> None:  # type: ignore[n
         ({"cv": "five"}, False, "cv"),
         ({"cv": 3}, True, "cv"),
         ({"cv": 3, "selection": "evidence"}, False, "cv"),
+        ({"cv": []}, False, "cv"),
+        ({"cv": iter([])}, False, "cv"),
         ({"alphas": 0.0}, False, "alphas"),
         ({"alphas": [1.0, 0.0]}, False, "alphas"),
         ({"alphas": []}, False, "alphas"),

@@ -188,9 +188,9 @@ class DaskMondrianForest(BaseEstimator):
         ]
         # Per chunk in flight: the markers of its updates, and the futures of its data.
         window: deque[tuple[list[Any], list[Any]]] = deque()
-        report, close = progress_callback(len(blocks), "chunks", estimator.verbose)
-
         watch = Watch(client, places, ranges)
+        # Opened last: nothing between it and the ``try`` that closes it can raise.
+        report, close = progress_callback(len(blocks), "chunks", estimator.verbose)
 
         def settle_oldest() -> None:
             markers, chunk = window.popleft()

@@ -1,4 +1,4 @@
-"""A random partition kernel on rows spread over a Dask cluster (issue 18, item 2).
+"""A random partition kernel on rows spread over a Dask cluster.
 
 The partitions are sampled on a subsample (or on every row, ``subsample=None``) by the
 in-memory :class:`~mondrian_learn.partition.RandomPartitionKernel`; its rules (Mondrian trees,

@@ -1,4 +1,4 @@
-"""Partition-kernel GP regression and kernel PCA on Dask arrays (issue 18, item 2): the
+"""Partition-kernel GP regression and kernel PCA on Dask arrays: the
 estimators of :mod:`mondrian_learn.partition` with the kernel's labels kept on the workers
 (:class:`~mondrian_learn.dask._partition.DistributedPartitionKernel`) and the core's CG,
 Lanczos and block Lanczos run on the clusters' Gram matrix ``M = GᵀG/m`` (``C × C``)."""
@@ -37,8 +37,8 @@ from mondrian_learn.partition._variance import (
     lanczos_variances_from_rows,
 )
 
-#: Rows the sampler is fitted on by default (``subsample``): measured in
-#: ``benches/RESULTS.md`` (issue 18) against the sampler fitted on every row.
+#: Rows the sampler is fitted on by default (``subsample``): measured in the project's
+#: benchmarks against the sampler fitted on every row.
 SUBSAMPLE = 100_000
 
 #: The parameters every estimator here adds to the in-memory one's.
@@ -82,8 +82,7 @@ class DistributedPartitionEstimator(EstimatorBase):
         are extended to every row by their cuts (see :mod:`mondrian_learn.dask._partition`).
         A sampler whose cells are sized in rows (a Random Forest's ``min_samples_leaf``, or
         its default fully grown trees) makes coarser cells on fewer rows: scale its leaf
-        size with the subsample (the accuracy each sampler loses is measured in
-        ``benches/RESULTS.md``, issue 18).
+        size with the subsample (our benchmarks measure the accuracy each sampler loses).
     """
 
     _parameters = {**SAMPLING, **DISTRIBUTED, **SCALING, **RUNTIME}
@@ -277,6 +276,11 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
         """
         import dask
 
+        self._validate_params()
+        check_fixed_ratio(  # before the partitions are sampled
+            None if self.signal_variance is None else float(self.signal_variance),
+            None if self.noise_variance is None else float(self.noise_variance),
+        )
         rng, y = self._distribute(X, y)
         dk = self._rows()
         m, n, threads = dk.n_partitions, dk.n_rows, self._threads()
@@ -301,7 +305,6 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
                 int(self.lanczos_steps),
                 probe_seed,
             )
-        check_fixed_ratio(signal, noise)
         fixed, floor = (signal, noise), RHO_FLOOR
         while True:
             if None in fixed:

@@ -9,13 +9,11 @@ import numpy as np
 
 from mondrian_learn._base import GaussianSampleMixin, UnitBoxMixin
 from mondrian_learn._progress import grow_trees
-from mondrian_learn._validation import as_core_array, check_memory, draw_seed
+from mondrian_learn._validation import check_memory, draw_seed
 from mondrian_learn.kernel._posterior import (
     COVARIANCE_DOC,
     check_return,
-    features,
     predictive,
-    whitened,
 )
 
 T = TypeVar("T")
@@ -140,11 +138,7 @@ class MondrianKernelBase(UnitBoxMixin):
 
 class RidgePredictMixin(GaussianSampleMixin):
     """``predict`` and ``sample_y`` for the estimators whose ``model_`` is a core
-    ``KernelRidge``; ``_posterior_rows`` holds the training rows (checked; already mapped to
-    the unit box when its last entry is True), their weights (or None) and α, for
-    ``return_cov``."""
-
-    _posterior_rows: tuple[Any, np.ndarray | None, float, bool]
+    ``KernelRidge`` (its Cholesky factor gives ``return_std`` and ``return_cov``)."""
 
     def predict(self, X: Any, return_std: bool = False, return_cov: bool = False) -> Any:
         """ȳ + φ(x)·w for every row: the fitted weights on the Mondrian kernel features (at
@@ -179,10 +173,9 @@ class RidgePredictMixin(GaussianSampleMixin):
             return mean, np.sqrt(model.predict_variance(X, n_jobs))
         if not return_cov:
             return mean
-        rows, weights, alpha, mapped = self._posterior_rows
-        points = as_core_array(rows) if mapped else self._core_input(rows)  # type: ignore[attr-defined]
-        train = features(model.transform, points, n_jobs)
-        factor_rows = whitened(train, weights, alpha, features(model.transform, X, n_jobs))
+        n, c = len(mean), int(model.n_columns)
+        check_memory("X", n, 8.0 * n * (c + n), "return_cov holds n_samples × (C + n_samples)")
+        factor_rows = model.whitened(X, n_jobs).T
         return predictive(mean, model.noise_variance, factor_rows, full=True)
 
     predict.__doc__ = (predict.__doc__ or "").replace("{COVARIANCE_DOC}", COVARIANCE_DOC)

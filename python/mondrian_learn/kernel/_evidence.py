@@ -1,4 +1,4 @@
-"""The Mondrian kernel's log marginal likelihood with both variances estimated (issue 17, item 3).
+"""The Mondrian kernel's log marginal likelihood with both variances estimated.
 
 The Bayesian view of the kernel ridge (Balog et al., UAI 2016, supplement B) is the GP
 ``y − ȳ ~ N(0, s² K + σ² I)``, ``K = ΦΦᵀ`` the Mondrian kernel estimate at lifetime λ. The ridge

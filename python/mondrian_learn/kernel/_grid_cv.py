@@ -62,14 +62,14 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
     ``max_dense_features`` conjugate gradients warm-started from the previous weights), and
     candidate moves are scored by applying them and restoring the state. Optimisers
     (``search``): greedy add-only (§5.1), greedy add/remove (Fig. 5.6), K-step look-ahead
-    (§5.3); see ``kernel/_grid_search.py``. Features whose λ_d reaches ``lifetime_threshold`` are
+    (§5.3). Features whose λ_d reaches ``lifetime_threshold`` are
     selected (§5.2). The model is refitted from scratch at the best lifetimes of the path.
 
     A later point between two knots of a cut gap lies on the side of the gap's first cut it
     falls on, and the process's later cuts there (born after that cut, before λ_d) are
     integrated out: its feature is the probability that none separates it from that side's
     knot (likewise past the ends of the range, at rate λ_d), so φ(x)·φ(x') estimates the
-    kernel without bias for any x and training x' (``kernel/grid/model.rs``).
+    kernel without bias for any x and training x'.
 
     Parameters
     ----------
@@ -78,7 +78,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         falls as 1/M, at a cost linear in M: on Friedman #1 (N = 10,000) the best
         validation error was 1.083× exact ARD ridge's at M = 50 and 1.039× at M = 200,
         while the exact kernel at the lifetimes each search chose was within 2.3 % of
-        ARD's best (``benches/RESULTS.md``, issue 17).
+        ARD's best (in our benchmarks).
     alpha : float, default=1.0
         Ridge penalty δ² > 0 (as in :class:`MondrianKernelRidge`).
     search : {"add", "add_remove", "lookahead"}, default="add_remove"
@@ -88,8 +88,8 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
     cuts_per_move : int or None, default=None
         Cuts a move adds or removes. 1 is the report's step (one cut in one grid); with many
         grids such steps barely change the model and greedy search stalls (Friedman #1,
-        N = 2,000, M = 40: validation MSE 2.5–5.8 against 1.43 with M/4, see
-        ``benches/RESULTS.md``). None: max(1, M // 4), about a quarter of a cut per grid, so
+        N = 2,000, M = 40: validation MSE 2.5–5.8 against 1.43 with M/4 in our
+        benchmarks). None: max(1, M // 4), about a quarter of a cut per grid, so
         a move raises λ_d by about 1/4 per unit of the feature's range. Where the best
         lifetimes are large, raise it: on California longitude/latitude (N = 10,000, best
         λ ≈ 100) M // 4 ran out of ``max_iter`` at 1.128× exact ARD's error, M cuts per move
@@ -111,9 +111,12 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         As scikit-learn's ``RidgeCV``: None — one hold-out of ``validation_fraction`` drawn by
         ``random_state``, added back for the final model; an int k ≥ 2 — k shuffled folds
         (``KFold``, seeded by ``random_state``); a splitter or an iterable of (train,
-        validation) index arrays — used as given. With folds, one search per fold moves in
-        step (every fold holds all the points, so a state is the same lifetimes in each),
-        each candidate scored by the folds' mean validation error (k times the work), and the
+        validation) index arrays — used as given, provided each split puts every row of X
+        in training or validation (``KFold``, ``StratifiedKFold`` and ``GroupKFold`` do;
+        ``ShuffleSplit`` with a remainder and ``TimeSeriesSplit`` do not and are refused).
+        With folds, one search per fold moves in step (every fold holds all the points, so a
+        state is the same lifetimes in each), each candidate scored by the folds' validation
+        error weighted by their validation rows (k times the work), and the
         model is refitted on all of ``X`` at the best state. Only for
         ``selection="validation"`` without ``X_val``.
     lifetime_threshold : float, default=0.5
@@ -129,7 +132,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         cell it crosses — tens to hundreds of columns at O(C²) each — while conjugate
         gradients cost O(N·M) per iteration whatever C: measured per trial move, the factor
         is faster only up to C of a few hundred (it loses between C = 143 and 365 for
-        N = 1,000, M = 50, between 408 and 754 for N = 5,000, M = 20; ``benches/RESULTS.md``).
+        N = 1,000, M = 50, between 408 and 754 for N = 5,000, M = 20, in our benchmarks).
         It also bounds the dense routes asked for by name
         (``"cholesky"``, ``"inverse"``): a search that needs more columns is refused, and the
         refit beyond it uses conjugate gradients.
@@ -157,7 +160,8 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         ``criterion`` (what the search minimises), ``validation_mse``, ``train_mse``,
         ``log_evidence`` (α fixed, σ² profiled; NaN on the gradient route), ``n_features``
         (C), ``cg_iterations``, ``solver`` and ``time`` (seconds since ``fit`` began); with
-        ``cv`` folds ``validation_mse`` and ``train_mse`` are the folds' means, the other
+        ``cv`` folds ``validation_mse`` is the folds' mean weighted by their validation rows
+        and ``train_mse`` their mean, the other
         records the first fold's, and ``fold_validation_mse`` has one column per fold; under
         ``selection="evidence"`` also ``log_evidence_profiled``, ``alpha``,
         ``signal_variance`` and ``noise_variance``.
@@ -287,8 +291,17 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
 
         criterion: Any
         if folds is not None:
+            for t, v in folds:
+                if len(t) + len(v) != X.shape[0]:
+                    # Each fold's search must hold every point to draw the same cuts.
+                    raise ValueError(
+                        "cv must split every row of X into training or validation in each "
+                        f"split (as KFold does); a split used {len(t) + len(v)} of "
+                        f"{X.shape[0]} rows"
+                    )
             criterion = FoldMeanCriterion(
-                [ValidationCriterion(searching(X[t], y[t], X[v], y[v]), n_jobs) for t, v in folds]
+                [ValidationCriterion(searching(X[t], y[t], X[v], y[v]), n_jobs) for t, v in folds],
+                [len(v) for _, v in folds],
             )
             # The final model is refitted on all of X (no validation rows).
             search = searching(X, y, np.empty((0, X.shape[1])), np.empty(0))

@@ -69,8 +69,8 @@ class FoldMeanCriterion:
     seed, are the same in every fold, and a state (active cuts per feature) is the same
     lifetimes in all of them (checked)."""
 
-    def __init__(self, folds: list[ValidationCriterion]) -> None:
-        self.folds = folds
+    def __init__(self, folds: list[ValidationCriterion], sizes: list[int]) -> None:
+        self.folds, self.sizes = folds, sizes
         first = folds[0].search
         for fold in folds[1:]:
             for d in range(len(first.active)):
@@ -80,16 +80,19 @@ class FoldMeanCriterion:
     def active(self) -> list[int]:
         return self.folds[0].active()
 
-    @staticmethod
-    def _mean(per_fold: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        """Per state, the first fold's record with the folds' mean validation error (the
-        criterion) and training error, and each fold's validation error."""
+    def _mean(self, per_fold: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Per state, the first fold's record with the folds' validation error weighted by
+        their validation rows (the pooled error: the criterion) and mean training error, and
+        each fold's validation error."""
         rows = []
         for states in zip(*per_fold):
             row = dict(states[0])
             scores = [state["validation_mse"] for state in states]
             row["fold_validation_mse"] = np.asarray(scores)
-            row["validation_mse"] = row["criterion"] = float(np.mean(scores))
+            pooled = (
+                scores[0] if len(scores) == 1 else float(np.average(scores, weights=self.sizes))
+            )
+            row["validation_mse"] = row["criterion"] = pooled
             row["train_mse"] = float(np.mean([state["train_mse"] for state in states]))
             rows.append(row)
         return rows

@@ -51,8 +51,9 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     is refitted at that (λ, α) on the same trees (extended by the conditional Mondrian with
     the held-out points when those were split off ``X``). With ``cv`` folds, each fold
     samples its own trees on its training rows and runs its paths at the first fold's
-    checkpoints; the fold-mean validation error chooses (λ, α), and the model is refitted on
-    all of ``X`` (trees sampled on it at Λ, stopped at λ).
+    checkpoints; the folds' validation error, weighted by their validation rows, chooses
+    (λ, α), and the model is refitted on all of ``X`` (trees sampled on it at Λ, stopped at
+    λ; Λ is the first fold's).
 
     When the number of features C exceeds ``max_dense_features`` (``solver="auto"``), the
     path continues by the gradient route of §4.2.2: the split column's weight is copied to
@@ -87,7 +88,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     selection : {"validation", "evidence"}, default="validation"
         Choose λ by the validation mean squared error, or by the log marginal likelihood of
         the GP ``y − ȳ ~ N(0, s² ΦΦᵀ + σ² I)`` with both the signal variance s² and the noise
-        σ² estimated at every checkpoint (``kernel/_evidence.py``: an eigendecomposition of
+        σ² estimated at every checkpoint (an eigendecomposition of
         size min(N, C) per checkpoint, where it is at most 2,048), which needs no held-out
         data; the model is then refitted with ``alpha_ = σ̂²/ŝ²`` at the chosen λ. (With α
         fixed and only σ² profiled — ``path_["log_evidence"]`` — features that cannot fit y
@@ -257,7 +258,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         alphas: np.ndarray,
         held_out: bool = False,
     ) -> None:
-        """Choose (λ, α) by the fold-mean validation error of one path per fold and α, at the
+        """Choose (λ, α) by the folds' pooled validation error of one path per fold and α, at the
         first fold's checkpoints; refit (module docs). ``held_out``: one split off ``X``,
         whose validation rows extend the first fold's trees for the final model."""
         n_jobs, settings = self._threads(), self._path_settings()
@@ -298,12 +299,14 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
                     grid = [float(v) for v in fold_paths[0]["lifetimes"]]
                 paths.append(fold_paths)
                 update(k + 1)
-            # The trees of the final model, on all of X, within the same report.
-            everything = self._features(X, max_lifetime) if several and not held_out else None
+            # With cv, the final model's trees on all of X, within the same report.
+            everything = self._features(X, max_lifetime) if self.cv is not None else None
         finally:
             close()
         scores = np.array([[p["validation_mse"] for p in fold] for fold in paths])
-        by_alpha = scores.mean(axis=0).T  # (n_checkpoints, n_alphas)
+        # Folds weighted by their validation rows (the pooled error), as the CV forests do.
+        sizes = [len(fold[3]) for fold in folds]
+        by_alpha = (np.average(scores, axis=0, weights=sizes) if several else scores[0]).T
         # Ties: the first checkpoint (smallest λ), then the first α.
         best, which = np.unravel_index(int(np.argmin(by_alpha)), by_alpha.shape)
         path = paths[0][which]
@@ -313,10 +316,8 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         if several:
             path["fold_validation_mse"] = scores.transpose(0, 2, 1)
         lifetime, alpha = float(path["lifetimes"][best]), float(alphas[which])
-        rows = folds[0][0]
         if held_out:
             train_y, val_X, val_y = folds[0][1], folds[0][2], folds[0][3]
-            rows = np.vstack([rows, val_X])
             model = first_features.refit(
                 as_core_array(np.concatenate([train_y, val_y])),
                 lifetime,
@@ -325,10 +326,10 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
                 as_core_array(val_X),
             )
         elif everything is not None:
-            model, rows = everything.refit(as_core_array(y), lifetime, alpha, n_jobs), X
+            model = everything.refit(as_core_array(y), lifetime, alpha, n_jobs)
         else:
             model = first_features.refit(as_core_array(folds[0][1]), lifetime, alpha, n_jobs)
-        self._keep(path, int(best), alpha, max_lifetime, model, rows)
+        self._keep(path, int(best), alpha, max_lifetime, model)
 
     def _fit_evidence(self, X: np.ndarray, y: np.ndarray, alphas: np.ndarray) -> None:
         """Choose λ and α = σ̂²/ŝ² by the two-variance evidence at the checkpoints; refit."""
@@ -360,7 +361,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         best = int(np.nanargmax(path["log_evidence_profiled"]))
         alpha = float(path["alpha"][best])
         model = features.refit(core_y, float(path["lifetimes"][best]), alpha, n_jobs)
-        self._keep(path, best, alpha, max_lifetime, model, X)
+        self._keep(path, best, alpha, max_lifetime, model)
 
     def _keep(
         self,
@@ -369,11 +370,8 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         alpha: float,
         max_lifetime: float,
         model: Any,
-        rows: np.ndarray,
     ) -> None:
-        """Set the fitted attributes; ``rows`` are those of ``model`` (mapped to the unit
-        box), kept for ``predict(return_cov=True)``."""
-        self._posterior_rows = (rows, None, alpha, True)
+        """Set the fitted attributes."""
         self.path_ = path
         self.best_index_ = best
         self.lifetime_ = float(path["lifetimes"][best])

@@ -24,9 +24,9 @@ from mondrian_learn._validation import check_memory
 COVARIANCE_DOC = """return_cov : bool, default=False
             Also return the joint predictive covariance of new targets at the rows,
             ``σ̂² (I + Φ* A⁻¹ Φ*ᵀ)`` (A = ΦᵀVΦ + αI on the training rows' features, V their
-            weights): one C × C Cholesky factor of A, from the training rows kept at ``fit``,
-            then O(C² n_samples) (memory C² + n_samples²). Its diagonal is ``return_std``
-            squared. At most one of ``return_std`` and ``return_cov``."""
+            weights), by triangular solves with the Cholesky factor of A: O(C²) per row,
+            memory C · n_samples + n_samples². Its diagonal is ``return_std`` squared. At
+            most one of ``return_std`` and ``return_cov``."""
 
 
 def to_csr(parts: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> scipy.sparse.csr_matrix:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -138,9 +137,6 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         )
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X, y = X[keep], y[keep]
-        # The training rows, for ``predict(return_cov=True)`` (a copy, as scikit-learn's
-        # ``GaussianProcessRegressor`` keeps ``X_train_``).
-        rows = (X.copy(), None if weights is None else weights.copy(), float(self.alpha), False)
         check_target_scale(y)
         check_weighted_target_scale(y, weights)
         points, y = self._fit_unit_box(X), as_core_array(y)
@@ -161,7 +157,6 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
             ),
             X.shape[0],
         )
-        self._posterior_rows = rows
         return self
 
     @restore_on_failure
@@ -174,11 +169,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         from that call's rows, kept afterwards (a warning says so when they are fewer than
         32: from one row the lifetime is 0, one cell per tree)."""
         first = not hasattr(self, "model_")
-        if not first:
-            checked, n_rows = self._check_input(X), self.model_.n_rows
         self._update(X, y, sample_weight)
-        if not first:
-            self._keep_rows(checked, sample_weight, self.model_.n_rows - n_rows)
         if first and self.lifetime is None and self.model_.n_rows < FEW_FIRST_ROWS:
             warn(
                 f"partial_fit chose lifetime_={self.lifetime_:.3g} and the map to the unit "
@@ -205,23 +196,3 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         """log p(y) with the noise variance profiled out (class notes)."""
         check_is_fitted(self)
         return float(self.model_.log_marginal_likelihood)
-
-    def _keep_rows(self, X: Any, sample_weight: Any, added: int) -> None:
-        """Append the rows a ``partial_fit`` added (those of positive weight) to the
-        training rows kept for ``predict(return_cov=True)``."""
-        rows, weights, alpha, _ = self._posterior_rows
-        new_weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        X = X[keep]
-        if X.shape[0] != added:
-            raise RuntimeError("the rows kept for return_cov lost track of the model's rows")
-        if weights is not None or new_weights is not None:
-            old = np.ones(rows.shape[0]) if weights is None else weights
-            new = np.ones(X.shape[0]) if new_weights is None else new_weights
-            weights = np.concatenate([old, new])
-        stack = scipy.sparse.vstack if scipy.sparse.issparse(rows) else np.vstack
-        if scipy.sparse.issparse(rows) != scipy.sparse.issparse(X):
-            rows, X = scipy.sparse.csr_matrix(rows), scipy.sparse.csr_matrix(X)
-            stack = scipy.sparse.vstack
-        # float32 rows stay float32 unless float64 ones join them (a cast would move them).
-        dtype = np.result_type(rows.dtype, X.dtype)
-        self._posterior_rows = (stack([rows, X]).astype(dtype), weights, alpha, False)

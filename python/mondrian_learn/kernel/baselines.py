@@ -1,7 +1,7 @@
 """The peers the Mondrian kernel is compared with (Balog et al., UAI 2016, §6): random
 Fourier features and random binning for the Laplace kernel (Rahimi & Recht, NIPS 2007) and
-exact Laplace kernel ridge regression. Users comparing kernels need them; the experiments in
-``benches/experiments/`` use them. Like every estimator of the package they map X to the unit
+exact Laplace kernel ridge regression. Users comparing kernels need them; the benchmarks use
+them. Like every estimator of the package they map X to the unit
 box first unless ``scale_features=False``: ``lifetime`` means the same everywhere."""
 
 from __future__ import annotations

@@ -106,16 +106,16 @@ class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelE
     tol : float, default=1e-3
         CG stops when ``‖r‖ ≤ tol ‖b‖`` (the fit); the exact route's variances are within a
         relative ``tol`` of their exact values.
-        Posterior means at 1e-2 … 1e-4 differed by < 0.1 % in test RMSE in our benchmarks
-        (``benches/RESULTS.md``); lower it for exact agreement with a dense solve.
+        Posterior means at 1e-2 … 1e-4 differed by < 0.1 % in test RMSE in our
+        benchmarks; lower it for exact agreement with a dense solve.
     max_iter : int, default=1000
         CG iteration cap; a ``ConvergenceWarning`` is raised when it is reached.
     variance : {"exact", "lanczos"}, default="exact"
         Route of the predictive variances (``return_std``, ``return_cov``, ``sample_y``):
         ``"exact"``, one solve per point (dense when the system is small); ``"lanczos"``, one
         Lanczos decomposition shared by all points (LOVE), an upper bound of the exact
-        variance, far faster for many points but, on the problems measured for issue 18
-        (``benches/RESULTS.md``), 14 % (median) to 4× above the exact standard deviations
+        variance, far faster for many points but, on the problems of our benchmarks,
+        14 % (median) to 4× above the exact standard deviations
         at ``variance_rank=100``: check with :meth:`predict_std_bounds`, which brackets the
         exact value.
     variance_rank : int, default=100
@@ -180,6 +180,7 @@ class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelE
         signal, noise = (
             None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
         )
+        check_fixed_ratio(signal, noise)  # before the partitions are sampled
         X, y = validate_data(
             self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats(), y_numeric=True
         )
@@ -204,7 +205,6 @@ class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelE
                 self._threads(),
                 weights,
             )
-        check_fixed_ratio(signal, noise)
         fixed, floor = (signal, noise), RHO_FLOOR
         while True:
             if None in fixed:

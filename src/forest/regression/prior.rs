@@ -54,16 +54,6 @@ impl GaussianPrior {
         })
     }
 
-    /// σ(γ₂ τ), with σ(∞) = 1.
-    #[inline]
-    pub fn warp(&self, tau: f64) -> f64 {
-        if tau.is_infinite() {
-            1.0
-        } else {
-            1.0 / (1.0 + (-self.gamma2 * tau).exp())
-        }
-    }
-
     /// Prior variance gained between times `t_from <= t_to`: γ₁ (σ(γ₂ t_to) − σ(γ₂ t_from)),
     /// written as γ₁ e^{−a} (1 − e^{−(b−a)}) / ((1 + e^{−a})(1 + e^{−b})) with a = γ₂ t_from,
     /// b = γ₂ t_to, so that late, close times do not cancel to zero.
