@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
+import mondrian_learn
 from conftest import estimator_zoo, fit_data, output
 from mondrian_learn._validation import Integer, Real
 
@@ -137,7 +138,10 @@ def run_all(names: list[str]) -> list[tuple[str, str]]:
     """(estimator, failure) for the cases of ``names``, run in a subprocess; after a crash or
     a hang, the case is a failure and a new subprocess goes on from the next case."""
     here = Path(__file__).parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), str(here.parent / "python")]))
+    # The package this process imported (installed, or a source tree on the path), not
+    # whatever a checkout's python/ holds: a clone's sources have no compiled core.
+    package = Path(mondrian_learn.__file__).parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), str(package)]))
     failures, skip = [], 0
     while True:
         code = f"import test_hostile_parameters as t; t.main({names!r}, {skip})"
