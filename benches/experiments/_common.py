@@ -358,3 +358,26 @@ def dense_path(
         n_jobs,
         progress,
     )
+
+
+def run_part(script: str, *args: str) -> dict:
+    """Runs ``script --part *args`` in a fresh process (its peak memory its own) and returns
+    the JSON object its last line prints."""
+    import json
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, script, "--part", *args], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        sys.exit(f"part {args} failed:\n{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def resident_mb(field: str) -> float:
+    """``VmRSS`` or ``VmHWM`` of this process in MB (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")

@@ -26,13 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
-import subprocess
-import sys
 import time
 from typing import Any
 
 import numpy as np
-from _common import experiment_parser, header
+from _common import experiment_parser, header, resident_mb, run_part
 from sklearn.datasets import make_classification
 
 N_TEST = 100_000
@@ -47,15 +45,6 @@ CUTS = {
 def data(n: int) -> tuple[np.ndarray, ...]:
     X, y = make_classification(n_samples=n + N_TEST, n_features=20, random_state=0)
     return X[:n], y[:n], X[n:], y[n:]
-
-
-def resident_mb(field: str) -> float:
-    """``VmRSS`` or ``VmHWM`` of this process in MB (Linux)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def best(call: Any, repeats: int) -> float:
@@ -145,15 +134,6 @@ def part_river(n_river: int) -> dict:
     return {"rows_s": n_river / seconds, "accuracy_5k": accuracy}
 
 
-def run_part(*args: str) -> dict:
-    result = subprocess.run(
-        [sys.executable, __file__, "--part", *args], capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        sys.exit(f"part {args} failed:\n{result.stderr}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = experiment_parser(__doc__)
     parser.add_argument("--n", type=int, default=1_000_000)
@@ -177,7 +157,7 @@ def main() -> None:
     common = ["--n", str(args.n), "--repeats", str(args.repeats)]
     if "fit" in args.parts:
         names = [*CUTS, "ExtraTrees(max_features=1)", "ExtraTrees()"]
-        fits = {name: run_part("fit", name, *common) for name in names}
+        fits = {name: run_part(__file__, "fit", name, *common) for name in names}
         print(
             f"\n{'model':<28}{'fit s':>8}{'proba s':>9}{'accuracy':>10}{'peak MB':>9}"
             f"{'pickle MB':>11}"
@@ -201,8 +181,8 @@ def main() -> None:
                 f"{fits[name]['predict_s'] / default['predict_s']:.2f} (goal ≤ 2)"
             )
     if "online" in args.parts:
-        ours = run_part("online", *common, "--n-single", str(args.n_single))
-        river = run_part("river", "--n-river", str(args.n_river))
+        ours = run_part(__file__, "online", *common, "--n-single", str(args.n_single))
+        river = run_part(__file__, "river", "--n-river", str(args.n_river))
         print(
             f"\nonline: chunks of 10,000 over {args.n} rows; one row per call over "
             f"{args.n_single}; river AMFClassifier over {args.n_river}"

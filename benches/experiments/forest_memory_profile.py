@@ -33,15 +33,13 @@ import gc
 import json
 import pickle
 import resource
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import experiment_parser, header
+from _common import experiment_parser, header, resident_mb, run_part
 
 N_TEST, TREES = 100_000, 10
 REGRESSORS = ["MF regressor default", "ET regressor"]
@@ -75,15 +73,6 @@ def make(name: str) -> Any:
         "ET()": lambda: ExtraTreesClassifier(TREES, **common),
         "ET(max_features=1)": lambda: ExtraTreesClassifier(TREES, max_features=1, **common),
     }[name]()
-
-
-def resident_mb(field: str) -> float:
-    """``VmRSS`` or ``VmHWM`` of this process in MB (Linux)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def cpu_s() -> float:
@@ -220,15 +209,6 @@ def describe(counts: dict[str, float]) -> str:
     return ", ".join(f"{k} {x:.2f}" for k, x in counts.items())
 
 
-def run_part(*args: str) -> dict:
-    result = subprocess.run(
-        [sys.executable, __file__, "--part", *args], capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        sys.exit(f"part {args} failed:\n{result.stderr}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = experiment_parser(__doc__)
     parser.add_argument("--n", type=int, default=1_000_000, help="training rows")
@@ -259,7 +239,7 @@ def main() -> None:
             f"{'nodes':>11}{'pickle MB':>11}  peak at s; max MB per tenth of the fit"
         )
         for name in args.models:
-            r = run_part("mem", name, *common)
+            r = run_part(__file__, "mem", name, *common)
             print(
                 f"{name:<22}{r['fit_wall']:>8.1f}/{r['fit_cpu']:<7.1f}{r['peak_mb']:>9.0f}"
                 f"{r['kept_mb']:>9.0f}{sum(r['nodes']):>11,}{r['pickle_mb']:>11.1f}  "
@@ -268,11 +248,11 @@ def main() -> None:
             )
     if "paths" in args.parts:
         for name in args.models:
-            r = run_part("paths", name, *common)
+            r = run_part(__file__, "paths", name, *common)
             print(f"{name}, per row and tree: {describe(r)}")
     if "predict" in args.parts:
         for ours, theirs in PAIRS:
-            r = run_part("predict", ours, theirs, *common)
+            r = run_part(__file__, "predict", ours, theirs, *common)
             print(f"\npredict_proba, 10⁵ rows, best of {args.repeats} (cpu / wall s):")
             for key, v in r.items():
                 if "path" in key:
