@@ -123,10 +123,13 @@ def estimator_zoo() -> dict[str, tuple[Any, dict[str, Any]]]:
             ml.MondrianForestClassifierCV(3, lifetimes=5, random_state=0),
             {"validation_fraction": 1.0},
         ),
-        "kernel_features": (ml.MondrianKernelFeatures(5, 2.0, random_state=0), {"lifetime": -1.0}),
-        "kernel_ridge": (ml.MondrianKernelRidge(5, 2.0, random_state=0), {"alpha": 0.0}),
+        "kernel_features": (
+            ml.MondrianKernelFeatures(5, lifetime=2.0, random_state=0),
+            {"lifetime": -1.0},
+        ),
+        "kernel_ridge": (ml.MondrianKernelRidge(5, lifetime=2.0, random_state=0), {"alpha": 0.0}),
         "kernel_ridge_cv": (
-            ml.MondrianKernelRidgeCV(5, 3.0, lifetimes=5, random_state=0),
+            ml.MondrianKernelRidgeCV(5, max_lifetime=3.0, lifetimes=5, random_state=0),
             {"solver": "lu"},
         ),
         "grid_ridge_cv": (
@@ -134,18 +137,18 @@ def estimator_zoo() -> dict[str, tuple[Any, dict[str, Any]]]:
             {"search": "greedy"},
         ),
         "partition_kernel": (
-            partition.RandomPartitionKernel(cut, 10, random_state=0),
+            partition.RandomPartitionKernel(cut, n_partitions=10, random_state=0),
             {"n_partitions": 0},
         ),
         "partition_gp": (
-            partition.PartitionGPRegressor(cut, 10, **fixed),
+            partition.PartitionGPRegressor(cut, n_partitions=10, **fixed),
             {"noise_variance": -1.0},
         ),
         "partition_kpca": (
-            partition.PartitionKernelPCA(2, cut, 10, random_state=0),
+            partition.PartitionKernelPCA(2, sampler=cut, n_partitions=10, random_state=0),
             {"krylov_depth": 0},
         ),
-        "partition_svc": (partition.PartitionSVC(cut, 10, random_state=0), {"C": 0.0}),
+        "partition_svc": (partition.PartitionSVC(cut, n_partitions=10, random_state=0), {"C": 0.0}),
         "fourier_features": (
             baselines.LaplaceFourierFeatures(10, random_state=0),
             {"n_components": 0},

@@ -21,11 +21,13 @@ FRAME = pd.DataFrame(np.random.default_rng(0).uniform(size=(50, 3)), columns=["a
 @pytest.mark.parametrize(
     "transformer, prefix",
     [
-        (ml.MondrianKernelFeatures(4, 2.0, random_state=0), "mondriankernelfeatures"),
+        (ml.MondrianKernelFeatures(4, lifetime=2.0, random_state=0), "mondriankernelfeatures"),
         (baselines.LaplaceFourierFeatures(6, random_state=0), "laplacefourierfeatures"),
         (baselines.RandomBinningFeatures(4, random_state=0), "randombinningfeatures"),
         (
-            partition.PartitionKernelPCA(2, partition.MondrianPartitions(lifetime=2.0), 10),
+            partition.PartitionKernelPCA(
+                2, sampler=partition.MondrianPartitions(lifetime=2.0), n_partitions=10
+            ),
             "partitionkernelpca",
         ),
     ],
@@ -62,7 +64,9 @@ def test_columns_are_checked_by_name_against_the_estimator_itself() -> None:
     0.96 off), warning about its inner kernel instead."""
     import warnings
 
-    kpca = partition.PartitionKernelPCA(2, partition.MondrianPartitions(lifetime=2.0), 10)
+    kpca = partition.PartitionKernelPCA(
+        2, sampler=partition.MondrianPartitions(lifetime=2.0), n_partitions=10
+    )
     kpca.fit(FRAME)
     with pytest.raises(ValueError, match="feature names"):
         kpca.transform(FRAME[["c", "b", "a"]])
@@ -88,13 +92,15 @@ def unaligned(X: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize(
     "model",
     [
-        partition.PartitionKernelPCA(2, partition.MondrianPartitions(lifetime=2.0), 10),
-        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), 10),
-        partition.PartitionSVC(partition.MondrianPartitions(lifetime=2.0), 10),
+        partition.PartitionKernelPCA(
+            2, sampler=partition.MondrianPartitions(lifetime=2.0), n_partitions=10
+        ),
+        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), n_partitions=10),
+        partition.PartitionSVC(partition.MondrianPartitions(lifetime=2.0), n_partitions=10),
         ml.MondrianForestRegressor(3),
         ml.MondrianForestClassifier(3),
-        ml.MondrianKernelRidge(3, 2.0),
-        ml.MondrianKernelFeatures(3, 2.0),
+        ml.MondrianKernelRidge(3, lifetime=2.0),
+        ml.MondrianKernelFeatures(3, lifetime=2.0),
     ],
 )
 def test_arrays_from_anywhere(model: Any) -> None:

@@ -111,10 +111,10 @@ def test_lanczos_steps_beyond_n_are_exact_and_cheap() -> None:
     """Lanczos on an N × N operator is exact after N steps: 10⁶ steps on N = 40 runs N."""
     cut = partition.MondrianPartitions(lifetime=2.0)
     start = time.perf_counter()
-    big = partition.PartitionGPRegressor(cut, 20, lanczos_steps=10**6, random_state=0)
+    big = partition.PartitionGPRegressor(cut, n_partitions=20, lanczos_steps=10**6, random_state=0)
     big.fit(X[:40], Y[:40])
     assert time.perf_counter() - start < 60  # 32 s and then a 7 TiB request before
-    exact = partition.PartitionGPRegressor(cut, 20, lanczos_steps=40, random_state=0)
+    exact = partition.PartitionGPRegressor(cut, n_partitions=20, lanczos_steps=40, random_state=0)
     exact.fit(X[:40], Y[:40])
     np.testing.assert_array_equal(big.predict(X), exact.predict(X))
 
@@ -129,7 +129,7 @@ def test_lanczos_steps_beyond_n_are_exact_and_cheap() -> None:
 )
 def test_gp_variances_at_the_ends_of_float64_are_named(fixed: dict, message: str) -> None:
     cut = partition.MondrianPartitions(lifetime=2.0)
-    gp = partition.PartitionGPRegressor(cut, 10, random_state=0, **fixed)
+    gp = partition.PartitionGPRegressor(cut, n_partitions=10, random_state=0, **fixed)
     with pytest.raises(ValueError, match=message):
         gp.fit(X, Y)
 
@@ -137,7 +137,7 @@ def test_gp_variances_at_the_ends_of_float64_are_named(fixed: dict, message: str
 def test_gp_with_both_variances_extreme_but_usable_is_finite() -> None:
     cut = partition.MondrianPartitions(lifetime=2.0)
     gp = partition.PartitionGPRegressor(
-        cut, 10, noise_variance=1e308, signal_variance=1.0, random_state=0
+        cut, n_partitions=10, noise_variance=1e308, signal_variance=1.0, random_state=0
     ).fit(X, Y)
     mean, std = gp.predict(X, return_std=True)
     # All noise: the posterior mean is the data's mean, the std the noise's.
@@ -187,8 +187,8 @@ def test_points_whose_box_overflows_are_refused_online_as_in_batch(values: tuple
 @pytest.mark.parametrize(
     "model",
     [
-        ml.MondrianKernelFeatures(5, 0.0, random_state=0),
-        ml.MondrianKernelRidge(5, 1.0, random_state=0),
+        ml.MondrianKernelFeatures(5, lifetime=0.0, random_state=0),
+        ml.MondrianKernelRidge(5, lifetime=1.0, random_state=0),
         ml.MondrianKernelRidgeCV(5, lifetimes=5, random_state=0),
     ],
 )
@@ -230,10 +230,10 @@ def test_forest_hyper_parameters_at_their_bounds_give_finite_positive_std(
 @pytest.mark.parametrize(
     "model",
     [
-        ml.MondrianKernelRidge(5, 2.0, random_state=0),
-        ml.MondrianKernelRidgeCV(5, 2.0, lifetimes=5, random_state=0),
+        ml.MondrianKernelRidge(5, lifetime=2.0, random_state=0),
+        ml.MondrianKernelRidgeCV(5, max_lifetime=2.0, lifetimes=5, random_state=0),
         ml.MondrianGridRidgeCV(3, max_iter=5, random_state=0),
-        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), 10),
+        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), n_partitions=10),
         ml.kernel.baselines.LaplaceKernelRidge(),
         ml.MondrianForestRegressor(3),
     ],
@@ -268,17 +268,17 @@ def test_mondrian_partitions_refuse_boxes_that_overflow() -> None:
     cut = partition.MondrianPartitions(lifetime=2.0)
     Z = np.vstack([X, far(1e308, -1e308)])
     with pytest.raises(ValueError, match="range of feature 0 overflows"):
-        partition.RandomPartitionKernel(cut, 5, random_state=0).fit(Z)
+        partition.RandomPartitionKernel(cut, n_partitions=5, random_state=0).fit(Z)
 
 
 @pytest.mark.parametrize(
     "model",
     [
         ml.MondrianForestRegressor(3, random_state=0),
-        ml.MondrianKernelRidge(3, 2.0, random_state=0),
-        ml.MondrianKernelRidgeCV(3, 2.0, lifetimes=5, random_state=0),
+        ml.MondrianKernelRidge(3, lifetime=2.0, random_state=0),
+        ml.MondrianKernelRidgeCV(3, max_lifetime=2.0, lifetimes=5, random_state=0),
         ml.MondrianGridRidgeCV(3, max_iter=5, random_state=0),
-        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), 5),
+        partition.PartitionGPRegressor(partition.MondrianPartitions(lifetime=2.0), n_partitions=5),
     ],
 )
 def test_predictions_1e308_away_from_the_data_are_finite(model: Any) -> None:

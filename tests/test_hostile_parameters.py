@@ -58,7 +58,7 @@ def estimators() -> dict[str, Any]:
         partition.FastClusterPartitions(),
     ):
         name = "sampler_" + type(sampler).__name__
-        zoo[name] = partition.RandomPartitionKernel(sampler, 5, random_state=0)
+        zoo[name] = partition.RandomPartitionKernel(sampler, n_partitions=5, random_state=0)
     exported = {getattr(ml, n) for n in ml.__all__ if isinstance(getattr(ml, n), type)}
     assert exported <= {type(e) for e in zoo.values()}, "an exported estimator is not covered"
     return zoo

@@ -95,7 +95,12 @@ def test_ctrl_c_stops_conjugate_gradients() -> None:
     # checks for a stop at every operator application.
     X, y = data(20_000, d=2)
     gp = PartitionGPRegressor(
-        "fast_cluster", 50, noise_variance=1e-9, signal_variance=1.0, tol=1e-14, max_iter=10**7
+        "fast_cluster",
+        n_partitions=50,
+        noise_variance=1e-9,
+        signal_variance=1.0,
+        tol=1e-14,
+        max_iter=10**7,
     )
     timer = threading.Timer(1.0, _thread.interrupt_main)
     timer.start()

@@ -10,15 +10,8 @@ import pytest
 from sklearn.base import clone
 
 from conftest import estimator_zoo, fit_data, output
-from mondrian_learn._validation import (
-    N_JOBS,
-    Integer,
-    Options,
-    Real,
-    RealArray,
-    as_core_array,
-    check_parameter,
-)
+from mondrian_learn._points import as_core_array
+from mondrian_learn._validation import N_JOBS, Integer, Options, Real, RealArray, check_parameter
 from mondrian_learn.partition import (
     CallablePartitions,
     FastClusterPartitions,
@@ -34,14 +27,15 @@ SAMPLERS = [MondrianPartitions(), RandomForestPartitions(), FastClusterPartition
     "estimator", [e for e, _ in ZOO.values()] + SAMPLERS + [CallablePartitions()], ids=repr
 )
 def test_the_signature_is_the_parameter_table(estimator: object) -> None:
-    # The generated __init__ takes the table's parameters in order with their defaults, and
-    # every default satisfies the parameter's own constraints (but CallablePartitions'
-    # function, which has no useful default and must be given).
+    # The written __init__ takes the table's parameters in order with equal defaults of the
+    # same type, and every default satisfies the parameter's own constraints (but
+    # CallablePartitions' function, which has no useful default and must be given).
     table = type(estimator)._parameters  # type: ignore[attr-defined]
     signature = inspect.signature(type(estimator).__init__).parameters
     assert list(signature)[1:] == list(table)
     for name, param in table.items():
-        assert signature[name].default is param.default
+        default = signature[name].default
+        assert type(default) is type(param.default) and default == param.default
         if not isinstance(estimator, CallablePartitions):
             check_parameter(name, param.default, param.constraints)
     fresh = type(estimator)()

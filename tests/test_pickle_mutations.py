@@ -20,11 +20,11 @@ MODELS: dict[str, Any] = {
     "density": lambda: ml.MondrianDensityEstimator(3, lifetime=3.0, random_state=0).fit(X),
     "forest": lambda: ml.MondrianForestRegressor(3, lifetime=5.0, random_state=0).fit(X, Y),
     "forest_classifier": lambda: ml.MondrianForestClassifier(3, random_state=0).fit(X, Y > 0),
-    "kernel_features": lambda: ml.MondrianKernelFeatures(4, 2.0, random_state=0).fit(X),
-    "kernel_ridge": lambda: ml.MondrianKernelRidge(4, 2.0, random_state=0).fit(X, Y),
+    "kernel_features": lambda: ml.MondrianKernelFeatures(4, lifetime=2.0, random_state=0).fit(X),
+    "kernel_ridge": lambda: ml.MondrianKernelRidge(4, lifetime=2.0, random_state=0).fit(X, Y),
     "grid_ridge": lambda: ml.MondrianGridRidgeCV(3, max_iter=10, random_state=0).fit(X, Y),
     "partition_kernel": lambda: partition.RandomPartitionKernel(
-        partition.MondrianPartitions(lifetime=2.0), 5, random_state=0
+        partition.MondrianPartitions(lifetime=2.0), n_partitions=5, random_state=0
     ).fit(X),
 }
 

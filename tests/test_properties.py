@@ -63,18 +63,24 @@ ESTIMATORS: dict[str, Callable[[], Any]] = {
     ),
     "forest_classifier": lambda: ml.MondrianForestClassifier(3, random_state=0),
     "forest_cv": lambda: ml.MondrianForestRegressorCV(3, lifetimes=5, random_state=0),
-    "kernel_features": lambda: ml.MondrianKernelFeatures(3, 1.0, random_state=0),
-    "kernel_ridge": lambda: ml.MondrianKernelRidge(3, 1.0, random_state=0),
-    "kernel_ridge_cv": lambda: ml.MondrianKernelRidgeCV(3, 2.0, lifetimes=5, random_state=0),
+    "kernel_features": lambda: ml.MondrianKernelFeatures(3, lifetime=1.0, random_state=0),
+    "kernel_ridge": lambda: ml.MondrianKernelRidge(3, lifetime=1.0, random_state=0),
+    "kernel_ridge_cv": lambda: ml.MondrianKernelRidgeCV(
+        3, max_lifetime=2.0, lifetimes=5, random_state=0
+    ),
     "fourier": lambda: baselines.LaplaceFourierFeatures(4, random_state=0),
     "grid": lambda: kernel.MondrianGridFeatures(3, random_state=0),
     "grid_ridge_cv": lambda: kernel.MondrianGridRidgeCV(3, max_iter=10, random_state=0),
     "binning": lambda: baselines.RandomBinningFeatures(3, random_state=0),
     "laplace_ridge": lambda: baselines.LaplaceKernelRidge(),
-    "partition_kernel": lambda: partition.RandomPartitionKernel(CUT, 5, random_state=0),
-    "partition_gp": lambda: partition.PartitionGPRegressor(CUT, 5, random_state=0),
-    "partition_kpca": lambda: partition.PartitionKernelPCA(1, CUT, 5, random_state=0),
-    "partition_svc": lambda: partition.PartitionSVC(CUT, 5, random_state=0),
+    "partition_kernel": lambda: partition.RandomPartitionKernel(
+        CUT, n_partitions=5, random_state=0
+    ),
+    "partition_gp": lambda: partition.PartitionGPRegressor(CUT, n_partitions=5, random_state=0),
+    "partition_kpca": lambda: partition.PartitionKernelPCA(
+        1, sampler=CUT, n_partitions=5, random_state=0
+    ),
+    "partition_svc": lambda: partition.PartitionSVC(CUT, n_partitions=5, random_state=0),
 }
 
 #: Exceptions with which an estimator may refuse input, and words one of which the message of

@@ -146,7 +146,7 @@ def test_svc_refuses_a_penalty_liblinear_cannot_solve() -> None:
     [
         lambda: ml.MondrianForestRegressor(3, random_state=0),
         lambda: ml.MondrianForestRegressorCV(3, lifetimes=5, random_state=0),
-        lambda: ml.MondrianKernelRidge(3, 1.0, random_state=0),
+        lambda: ml.MondrianKernelRidge(3, lifetime=1.0, random_state=0),
     ],
 )
 def test_weights_too_small_to_sum_precisely_are_refused_by_name(make: Any) -> None:

@@ -67,12 +67,18 @@ CASES: list[tuple[str, Callable[[], Any]]] = [
     ("Fourier features", lambda: LaplaceFourierFeatures(20, lifetime=3.0)),
     ("random binning", lambda: RandomBinningFeatures(20, lifetime=3.0)),
     ("exact Laplace ridge", lambda: LaplaceKernelRidge(lifetime=3.0, alpha=1e-2)),
-    ("partition kernel", lambda: RandomPartitionKernel(MondrianPartitions(3.0), 20)),
-    ("fast-cluster kernel", lambda: RandomPartitionKernel(FastClusterPartitions(), 20)),
-    ("forest kernel", lambda: RandomPartitionKernel(RandomForestPartitions(), 5)),
-    ("GP", lambda: PartitionGPRegressor(MondrianPartitions(3.0), 20, noise_variance=0.1)),
+    ("partition kernel", lambda: RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=20)),
+    (
+        "fast-cluster kernel",
+        lambda: RandomPartitionKernel(FastClusterPartitions(), n_partitions=20),
+    ),
+    ("forest kernel", lambda: RandomPartitionKernel(RandomForestPartitions(), n_partitions=5)),
+    (
+        "GP",
+        lambda: PartitionGPRegressor(MondrianPartitions(3.0), n_partitions=20, noise_variance=0.1),
+    ),
     ("kernel PCA", lambda: PartitionKernelPCA(2, sampler=MondrianPartitions(3.0), n_partitions=20)),
-    ("SVC", lambda: PartitionSVC(MondrianPartitions(3.0), 20)),
+    ("SVC", lambda: PartitionSVC(MondrianPartitions(3.0), n_partitions=20)),
 ]
 
 

@@ -157,7 +157,7 @@ def test_the_unit_box_of_sparse_points_counts_their_implicit_zeros() -> None:
     # Feature 0 is never zero (its range is that of the stored values), feature 1 is always
     # zero, the rest have implicit zeros inside or at an end of their range.
     X = sparse_points()
-    offset, scale = _core.unit_box(ml._validation.as_core_points(scipy.sparse.csr_matrix(X)))
+    offset, scale = _core.unit_box(ml._points.as_core_points(scipy.sparse.csr_matrix(X)))
     np.testing.assert_array_equal(offset, X.min(axis=0))
     spread = X.max(axis=0) - X.min(axis=0)
     np.testing.assert_array_equal(scale, np.where(spread > 0, spread, 1.0))
@@ -239,11 +239,11 @@ def test_every_sampler_reads_sparse_points_as_dense_ones(
 ) -> None:
     # Blocks of two rows (40 bytes a row): the labels of new points are put together from
     # many core calls, and must be those of one call on the same points given dense.
-    monkeypatch.setattr(ml._validation, "DENSE_BLOCK_BYTES", 80)
+    monkeypatch.setattr(ml._points, "DENSE_BLOCK_BYTES", 80)
     X, X_new = sparse_points(), sparse_points(41, seed=1) * 1.5
     y = fit_data(ZOO["forest"][0], X)
     kernel = partition.RandomPartitionKernel(
-        sampler, 8, scale_features=scale_features, random_state=0
+        sampler, n_partitions=8, scale_features=scale_features, random_state=0
     )
     reference = clone(kernel).fit(X, y)
     expected = kernel_results(reference, X_new)
@@ -277,7 +277,7 @@ def test_sparse_density_equals_dense(lifetime: Any, monkeypatch: pytest.MonkeyPa
     # Counts are added a block of rows at a time (three rows a block here), densities scored
     # so; the leave-one-out path and lifetime_path read every row at once. Online updates
     # from sparse rows too.
-    monkeypatch.setattr(ml._validation, "DENSE_BLOCK_BYTES", 120)
+    monkeypatch.setattr(ml._points, "DENSE_BLOCK_BYTES", 120)
     X, X_new = sparse_points(seed=10), sparse_points(40, seed=11) * 1.2
     weights = np.random.default_rng(12).uniform(0.5, 2.0, size=len(X))
     weights[::7] = 0.0
@@ -357,13 +357,13 @@ def test_sparse_queries_of_the_partition_kernel_and_the_density_are_read_in_bloc
     # Dense queries would take n × d × 8 = 80 MB; they reach the core a block of rows (1 MiB
     # here) at a time, so Python's peak stays near one block and the results. (A short
     # lifetime keeps the trees, and the d-dimensional routing of 10,000 points, cheap.)
-    monkeypatch.setattr(ml._validation, "DENSE_BLOCK_BYTES", 2**20)
+    monkeypatch.setattr(ml._points, "DENSE_BLOCK_BYTES", 2**20)
     rng = np.random.default_rng(15)
     n, d = 10_000, 1_000
     queries = scipy.sparse.random(n, d, density=0.002, format="csr", random_state=rng)
     train = scipy.sparse.random(200, d, density=0.02, format="csr", random_state=rng)
     kernel = partition.RandomPartitionKernel(
-        partition.MondrianPartitions(lifetime=0.002), 3, random_state=0
+        partition.MondrianPartitions(lifetime=0.002), n_partitions=3, random_state=0
     ).fit(train)
     density = ml.MondrianDensityEstimator(3, random_state=0).fit(train)
     labels, weights = kernel.assign(queries)

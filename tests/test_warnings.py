@@ -72,7 +72,7 @@ def test_a_convergence_warning_names_the_callers_line() -> None:
     X = np.random.default_rng(1).uniform(size=(200, 2))
     y = np.sin(6 * X[:, 0]) + X[:, 1]
     model = PartitionGPRegressor(
-        "mondrian", 10, noise_variance=1e-4, signal_variance=1.0, max_iter=2, random_state=0
+        n_partitions=10, noise_variance=1e-4, signal_variance=1.0, max_iter=2, random_state=0
     )
     with pytest.warns(ConvergenceWarning, match="max_iter") as record:
         model.fit(X, y)

@@ -215,9 +215,15 @@ def laplace_feature_maps(lifetime: float) -> dict[str, Callable[[int, int], Any]
 
     raw = {"scale_features": False}
     return {
-        "Mondrian": lambda m, s: MondrianKernelFeatures(m, lifetime, random_state=s, **raw),
-        "random binning": lambda m, s: RandomBinningFeatures(m, lifetime, random_state=s, **raw),
-        "Fourier": lambda m, s: LaplaceFourierFeatures(m // 2, lifetime, random_state=s, **raw),
+        "Mondrian": lambda m, s: MondrianKernelFeatures(
+            m, lifetime=lifetime, random_state=s, **raw
+        ),
+        "random binning": lambda m, s: RandomBinningFeatures(
+            m, lifetime=lifetime, random_state=s, **raw
+        ),
+        "Fourier": lambda m, s: LaplaceFourierFeatures(
+            m // 2, lifetime=lifetime, random_state=s, **raw
+        ),
     }
 
 

@@ -103,8 +103,8 @@ def part_kpca(args: object) -> None:
     start = time.perf_counter()
     pca = PartitionKernelPCA(
         5,
-        MondrianPartitions(LIFETIME),
-        M,
+        sampler=MondrianPartitions(LIFETIME),
+        n_partitions=M,
         subsample=args.subsample,  # type: ignore[attr-defined]
         scale_features=False,
         random_state=0,
@@ -143,7 +143,12 @@ def part_kpca_in_memory(args: object) -> None:
     X = np.asarray(X.compute())
     start = time.perf_counter()
     pca = PartitionKernelPCA(
-        5, MondrianPartitions(LIFETIME), M, scale_features=False, random_state=0, n_jobs=2
+        5,
+        sampler=MondrianPartitions(LIFETIME),
+        n_partitions=M,
+        scale_features=False,
+        random_state=0,
+        n_jobs=2,
     ).fit(X)
     seconds = time.perf_counter() - start
     print(
@@ -174,7 +179,7 @@ def part_gp_variance(args: object) -> None:
         warnings.simplefilter("ignore", ConvergenceWarning)
         gp = PartitionGPRegressor(
             MondrianPartitions(LIFETIME),
-            M,
+            n_partitions=M,
             subsample=args.subsample,  # type: ignore[attr-defined]
             noise_variance=1.0,
             signal_variance=var_y,
@@ -244,7 +249,7 @@ def part_subsample(args: object) -> None:
             for subsample in args.subsamples:  # type: ignore[attr-defined]
                 gp = PartitionGPRegressor(
                     _sampler(name),
-                    M,
+                    n_partitions=M,
                     subsample=subsample,
                     noise_variance=1.0,
                     signal_variance=var_y,
@@ -259,8 +264,8 @@ def part_subsample(args: object) -> None:
                 if name != "random_forest":
                     pca = PartitionKernelPCA(
                         5,
-                        _sampler(name),
-                        M,
+                        sampler=_sampler(name),
+                        n_partitions=M,
                         subsample=subsample,
                         scale_features=False,
                         random_state=0,

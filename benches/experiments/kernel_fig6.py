@@ -43,7 +43,9 @@ def main() -> None:
     args = parser.parse_args()
     X, y, Xt, yt = start_cpu_experiment(args.data, "test")
     lam, alpha = args.lifetime, args.alpha
-    exact_s, model = timed(lambda: LaplaceKernelRidge(lam, alpha, scale_features=False).fit(X, y))
+    exact_s, model = timed(
+        lambda: LaplaceKernelRidge(lam, alpha=alpha, scale_features=False).fit(X, y)
+    )
     exact = model.predict(Xt)
     exact_error = relative_error(exact, yt)
     exact_rmse = float(np.sqrt(np.mean((exact - yt) ** 2)))

@@ -119,12 +119,16 @@ def main() -> None:
     )
 
     def fourier(lam: float) -> float:
-        f = LaplaceFourierFeatures(m, lam, scale_features=False, random_state=args.seed).fit(X)
+        f = LaplaceFourierFeatures(
+            m, lifetime=lam, scale_features=False, random_state=args.seed
+        ).fit(X)
         (p,) = ridge_predictions(f.transform(X), y, alpha, [f.transform(Xv)])
         return relative_error(p, yv)
 
     def binning(lam: float) -> float:
-        f = RandomBinningFeatures(m, lam, scale_features=False, random_state=args.seed).fit(X)
+        f = RandomBinningFeatures(
+            m, lifetime=lam, scale_features=False, random_state=args.seed
+        ).fit(X)
         (p,) = ridge_predictions(f.transform(X), y, alpha, [f.transform(Xv)])
         return relative_error(p, yv)
 

@@ -85,7 +85,7 @@ def main() -> None:
     X, y, Xt, yt = start_cpu_experiment(args.data, "test")
     m = args.trees
     features = MondrianKernelFeatures(
-        m, args.max_lifetime, scale_features=False, random_state=args.seed, n_jobs=2
+        m, lifetime=args.max_lifetime, scale_features=False, random_state=args.seed, n_jobs=2
     )
     features.fit(X)
     grid = np.geomspace(args.min_lifetime, args.max_lifetime, args.points)

@@ -72,7 +72,12 @@ def main() -> None:
     )
     for n_jobs in (1, 2):
         model = MondrianKernelRidge(
-            m, lifetime, alpha, scale_features=False, random_state=args.seed, n_jobs=n_jobs
+            m,
+            lifetime=lifetime,
+            alpha=alpha,
+            scale_features=False,
+            random_state=args.seed,
+            n_jobs=n_jobs,
         )
         fit_s = min(timed(lambda m=model: m.fit(X, y))[0] for _ in range(args.repeats))
         every_s, every = min(

@@ -100,7 +100,7 @@ def partition_gp(sampler: object, X: np.ndarray, y: np.ndarray, X_test: np.ndarr
     from mondrian_learn.partition import PartitionGPRegressor
 
     gp = PartitionGPRegressor(
-        sampler, 200, tol=1e-3, scale_features=False, random_state=0, n_jobs=2
+        sampler, n_partitions=200, tol=1e-3, scale_features=False, random_state=0, n_jobs=2
     ).fit(X, y)
     return gp.predict(X_test, return_std=True)
 

@@ -136,7 +136,12 @@ def case_cpu_act(args: object) -> None:
     )
     gp, seconds = timed(
         lambda: PartitionGPRegressor(
-            RandomForestPartitions(), 200, tol=1e-3, scale_features=False, random_state=0, n_jobs=2
+            RandomForestPartitions(),
+            n_partitions=200,
+            tol=1e-3,
+            scale_features=False,
+            random_state=0,
+            n_jobs=2,
         ).fit(Xs, ys)
     )
     print(
@@ -172,7 +177,7 @@ def case_large(args: object) -> None:
     gp, seconds = timed(
         lambda: PartitionGPRegressor(
             MondrianPartitions(1.0),
-            100,
+            n_partitions=100,
             scale_features=False,
             noise_variance=1.0,
             signal_variance=float(np.var(y[:n])),

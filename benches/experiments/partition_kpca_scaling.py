@@ -27,7 +27,12 @@ def _time_ours(n: int) -> float:
     X = np.random.default_rng(n).uniform(size=(n, 10))
     start = time.perf_counter()
     PartitionKernelPCA(
-        5, MondrianPartitions(1.0), 100, scale_features=False, random_state=0, n_jobs=2
+        5,
+        sampler=MondrianPartitions(1.0),
+        n_partitions=100,
+        scale_features=False,
+        random_state=0,
+        n_jobs=2,
     ).fit(X)
     return time.perf_counter() - start
 

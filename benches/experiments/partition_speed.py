@@ -65,7 +65,7 @@ def part_product() -> dict:
     X, _ = make_friedman1(N, n_features=D, random_state=0)
     start = time.perf_counter()
     kernel = RandomPartitionKernel(
-        MondrianPartitions(LIFETIME), M, scale_features=False, random_state=0, n_jobs=2
+        MondrianPartitions(LIFETIME), n_partitions=M, scale_features=False, random_state=0, n_jobs=2
     ).fit(X)
     sampling = time.perf_counter() - start
     core = kernel.model_
@@ -101,7 +101,12 @@ def part_kpca() -> dict:
     X, _ = make_friedman1(N, n_features=D, random_state=0)
     start, cpu = time.perf_counter(), time.process_time()
     pca = PartitionKernelPCA(
-        5, MondrianPartitions(LIFETIME), M, scale_features=False, random_state=0, n_jobs=2
+        5,
+        sampler=MondrianPartitions(LIFETIME),
+        n_partitions=M,
+        scale_features=False,
+        random_state=0,
+        n_jobs=2,
     ).fit(X)
     seconds = time.perf_counter() - start
     return {
@@ -122,7 +127,7 @@ def part_gp(preconditioner: str = "none") -> dict:
     start, cpu = time.perf_counter(), time.process_time()
     gp = PartitionGPRegressor(
         MondrianPartitions(LIFETIME),
-        M,
+        n_partitions=M,
         scale_features=False,
         noise_variance=1.0,
         signal_variance=float(np.var(y_train)),
@@ -166,7 +171,7 @@ def part_preconditioners() -> dict:
     rows = []
     for name, sampler in samplers.items():
         kernel = RandomPartitionKernel(
-            sampler, M, scale_features=False, random_state=0, n_jobs=2
+            sampler, n_partitions=M, scale_features=False, random_state=0, n_jobs=2
         ).fit(X, y)
         for noise in (1.0, 0.1, 0.01):
             for pre in ("none", "jacobi", "partition"):

@@ -19,19 +19,18 @@ from sklearn.utils.sparsefuncs import min_max_axis
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._validation import (
-    COUNT,
-    CorePoints,
-    Param,
-    as_core_array,
-    as_core_points,
-    check_memory,
+from mondrian_learn._memory import check_memory
+from mondrian_learn._points import CorePoints, as_core_array, as_core_points, is_core_ready
+from mondrian_learn._targets import (
     check_numeric_target,
-    check_parameter,
-    check_parameters,
     check_sample_weight,
     check_weighted_target_scale,
-    is_core_ready,
+)
+from mondrian_learn._validation import (
+    COUNT,
+    Param,
+    check_parameter,
+    check_parameters,
     resolve_n_jobs,
 )
 
@@ -173,25 +172,57 @@ def document(*arguments: str, returns: str = "self") -> Callable[[Method], Metho
     return decorate
 
 
-def make_init(parameters: dict[str, Param]) -> Callable[..., None]:
-    """An ``__init__`` taking ``parameters`` (in order, with their defaults) and storing each
-    under its own name, unchanged: all an ``__init__`` does in scikit-learn's convention. It is
-    an ordinary function, so positional calls, ``inspect.signature``, ``get_params`` and
-    ``clone`` work as for a hand-written one."""
-    names = list(parameters)
-    arguments = ", ".join(f"{name}=_defaults[{name!r}]" for name in names)
-    body = "".join(f"    self.{name} = {name}\n" for name in names) or "    pass\n"
-    namespace: dict[str, Any] = {"_defaults": {n: p.default for n, p in parameters.items()}}
-    exec(f"def __init__(self, {arguments}):\n{body}", namespace)  # noqa: S102
-    init: Callable[..., None] = namespace["__init__"]
-    init.__doc__ = "Store the parameters (see the class docstring)."
-    return init
+def store_parameters(estimator: Any, arguments: dict[str, Any]) -> None:
+    """Store each parameter of ``estimator``'s class under its own name, unchanged, from
+    ``arguments``: its ``__init__``'s ``locals()``. All an ``__init__`` does in scikit-learn's
+    convention; the signature itself is written out in each class, where IDEs, mypy and
+    ``get_params`` read it."""
+    for name in type(estimator)._parameters:
+        setattr(estimator, name, arguments[name])
+
+
+def _same_default(written: Any, declared: Any) -> bool:
+    """Whether a signature's default is the table's: the same value of the same type (so
+    ``1`` is not ``1.0`` and ``True`` is not ``1``)."""
+    if written is declared:
+        return True
+    if type(written) is not type(declared):
+        return False
+    try:
+        return bool(written == declared)
+    except (TypeError, ValueError):  # values with no single truth value, such as arrays
+        return False
+
+
+def check_signature(cls: type) -> None:
+    """Raise ``TypeError`` naming ``cls`` unless its ``__init__`` takes exactly the parameters
+    of its ``_parameters`` table, in the table's order, with the table's defaults, the first
+    positional-or-keyword and the rest keyword-only (scikit-learn's style)."""
+    table: dict[str, Param] = cls._parameters  # type: ignore[attr-defined]
+    first, rest = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
+    expected = [
+        inspect.Parameter(name, rest if i else first, default=param.default)
+        for i, (name, param) in enumerate(table.items())
+    ]
+    written = list(inspect.signature(cls.__init__).parameters.values())[1:]  # type: ignore[misc]
+    if len(written) != len(expected) or any(
+        w.name != e.name or w.kind != e.kind or not _same_default(w.default, e.default)
+        for w, e in zip(written, expected)
+    ):
+        bare = [w.replace(annotation=inspect.Parameter.empty) for w in written]
+        raise TypeError(
+            f"{cls.__name__}.__init__ must take the parameters of {cls.__name__}._parameters "
+            f"in order, with their defaults, the first positional and the rest keyword-only: "
+            f"expected {inspect.Signature(expected)}, got {inspect.Signature(bare)}"
+        )
 
 
 class EstimatorBase(BaseEstimator):
     """Base of the package's estimators (scikit-learn conventions: ``__init__`` stores the
     parameters, ``fit`` checks them). A subclass declares ``_parameters`` (name → default and
-    accepted values, in signature order); its ``__init__`` is made from them."""
+    accepted values, in signature order) and writes out an ``__init__`` taking exactly those
+    parameters, which stores them (:func:`store_parameters`); the two are checked against each
+    other when the class is created (:func:`check_signature`)."""
 
     #: Each parameter, in signature order: default and accepted values (see ``_validation``).
     _parameters: ClassVar[dict[str, Param]] = {}
@@ -207,15 +238,16 @@ class EstimatorBase(BaseEstimator):
     _accepts_sparse: ClassVar[bool] = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # Replaced in every subclass that declares ``_parameters`` (``__init_subclass__``).
+        # Overridden by every estimator (its own signature, see ``__init_subclass__``); only
+        # the bases and mixins that declare no parameters keep this one.
         raise TypeError(f"{type(self).__name__} declares no parameters")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "_parameters" in cls.__dict__:
-            init = make_init(cls._parameters)
-            init.__qualname__ = f"{cls.__qualname__}.__init__"
-            cls.__init__ = init  # type: ignore[method-assign]
+        # Every class that can be made, whether it declares its table and __init__ or
+        # inherits them (from one parent each, possibly two different ones), is checked.
+        if cls._parameters or cls.__init__ is not EstimatorBase.__init__:
+            check_signature(cls)
 
     def _validate_params(self) -> None:
         check_parameters(self)

@@ -224,6 +224,8 @@ class GridSearch:
         gradient_tol: float,
         gradient_max_iter: int,
         n_jobs: int,
+        weights: np.ndarray | None = None,
+        val_weights: np.ndarray | None = None,
     ) -> Self: ...
     @property
     def active(self) -> list[int]: ...
@@ -238,7 +240,12 @@ class GridSearch:
         self, lifetimes: list[float], n_rows: int, n_jobs: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
     def refit(
-        self, y: np.ndarray, lifetimes: list[float], alpha: float, n_jobs: int
+        self,
+        y: np.ndarray,
+        lifetimes: list[float],
+        alpha: float,
+        n_jobs: int,
+        weights: np.ndarray | None = None,
     ) -> GridRidge: ...
 
 @final
@@ -301,6 +308,8 @@ class KernelFeatures:
         record_weights: bool,
         n_jobs: int,
         progress: Callable[[int, int], None] | None = None,
+        weights: np.ndarray | None = None,
+        val_weights: np.ndarray | None = None,
     ) -> dict[str, Any]: ...
     def refit(
         self,
@@ -309,6 +318,7 @@ class KernelFeatures:
         alpha: float,
         n_jobs: int,
         x_held_out: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
     ) -> KernelRidge: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod

@@ -19,6 +19,7 @@ from mondrian_learn._validation import (
     Real,
     RealArray,
     check_parameter,
+    draw_seed,
 )
 
 #: ``lifetimes``: an int k (λ = 0 and every ⌈n_cuts/k⌉-th cut), an array of λ, or None.
@@ -175,7 +176,7 @@ def validation_splits(
                 f"cv={int(cv)} folds need at least as many distinct samples, got {n_units}"
             )
         folds = StratifiedKFold if classifier else KFold
-        seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+        seed = draw_seed(random_state, np.iinfo(np.int32).max)
         splitter = folds(int(cv), shuffle=True, random_state=seed)
         unit_splits = list(splitter.split(np.zeros((n_units, 1)), unit_y))
     if not distinct:

@@ -1,14 +1,15 @@
-"""Input checks shared by the estimators: one declarative parameter checker, and the one place
-that turns user arrays into what the core takes.
+"""The one declarative parameter checker of the estimators, and the rules every estimator
+shares: threads (``n_jobs``) and seeds (``random_state``).
 
 Every estimator declares ``_parameters``, a table from each of its parameters, in signature
 order, to a :class:`Param`: its default and the kinds of value it accepts (a value is valid
-when it satisfies any of them; ``None`` among them allows ``None``). Its ``__init__`` is made
-from that table (``_base.EstimatorBase``), so a default and a domain are written once.
-:func:`check_parameters` walks the table at the start of ``fit`` (as scikit-learn does) and
-raises one ``ValueError`` naming the parameter, its value and what is allowed:
-``n_estimators must be an integer >= 1, got 0``. The Rust core does not check
+when it satisfies any of them; ``None`` among them allows ``None``). Each class writes its
+``__init__`` out (typed, keyword-only after the first argument) and the class is refused when
+it is made if that signature disagrees with the table. :func:`check_parameters` walks the
+table at the start of ``fit`` (as scikit-learn does) and raises one ``ValueError`` naming the parameter, its value and what is
+allowed: ``n_estimators must be an integer >= 1, got 0``. The Rust core does not check
 parameter domains again; it only checks what depends on the data (NaN, shapes, overflow).
+Arrays are checked in ``_points``, targets and weights in ``_targets``.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ import functools
 import math
 import numbers
 import os
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-import scipy.sparse
 from sklearn.utils import check_random_state
 
 _MAX_SEED = np.iinfo(np.int64).max
@@ -250,167 +249,12 @@ RUNTIME = {
 #: Feature scaling, the same parameter with the same meaning in every estimator.
 SCALING = {"scale_features": Param(True, Boolean())}
 
-#: Its description, for the estimators' docstrings.
-SCALE_FEATURES_DOC = """scale_features : bool, default=True
-        Map each feature to [0, 1] by its range in the training data (``data_min_``,
-        ``data_scale_``; a constant feature is only shifted) before anything else, so
-        lifetimes are in the same units for every estimator of the package; False keeps the
-        raw units of X."""
-
 
 def check_parameters(estimator: Any) -> None:
     """Check every parameter of ``estimator`` against its class's ``_parameters``."""
     params = estimator.get_params(deep=False)
     for name, param in type(estimator)._parameters.items():
         check_parameter(name, params[name], param.constraints)
-
-
-def as_core_array(X: Any, dtype: Any = np.float64) -> np.ndarray:
-    """``X`` as the core takes arrays: C-contiguous, aligned, ``dtype`` (float64 by default;
-    a tuple of dtypes keeps X's when it is one of them, else converts to the first); no copy
-    when it already is one. Any array numpy can make is accepted (Fortran order, strided
-    views, other dtypes, unaligned buffers)."""
-    if isinstance(dtype, tuple):
-        dtype = X.dtype if getattr(X, "dtype", None) in dtype else dtype[0]
-    array = np.ascontiguousarray(X, dtype=dtype)
-    return array if array.flags.aligned else array.copy()
-
-
-#: How the core takes a sparse matrix: the parts of a canonical CSR matrix, its width, and the
-#: optional map ``(offset, scale)`` its rows are read through.
-SparsePoints = tuple[np.ndarray, np.ndarray, np.ndarray, int, Any]
-#: Any matrix of points the core reads: dense, sparse, or dense with its map ``(x, (offset,
-#: scale))``.
-CorePoints = np.ndarray | SparsePoints | tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]
-
-
-def as_core_points(
-    X: Any, dtype: Any = np.float64, unit_box: tuple[np.ndarray, np.ndarray] | None = None
-) -> CorePoints:
-    """``X`` as the core reads points: a dense array as :func:`as_core_array` makes it, or a
-    scipy sparse matrix as the parts of a canonical CSR matrix (float64 values, int32 column
-    indices sorted within each row, int64 row pointers), which the core reads a row block at
-    a time — the matrix is never densified whole. ``unit_box``: the map ``(offset, scale)``
-    the rows are read through (by the core, as it reads them: no mapped copy, which would make
-    a sparse matrix dense and a float32 one float64).
-
-    Parameters
-    ----------
-    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
-        Checked points.
-    dtype : dtype or tuple of dtypes, default=np.float64
-        For dense ``X``, as in :func:`as_core_array`.
-    unit_box : tuple of two ndarrays or None, default=None
-        The map to read the rows through.
-
-    Returns
-    -------
-    points : ndarray or tuple
-        What the core's ``x`` arguments take.
-    """
-    if not scipy.sparse.issparse(X):
-        dense = as_core_array(X, dtype=dtype)
-        if unit_box is None:
-            return dense
-        return dense, (as_core_array(unit_box[0]), as_core_array(unit_box[1]))
-    X = scipy.sparse.csr_matrix(X)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    if X.shape[1] > np.iinfo(np.int32).max:
-        raise ValueError(f"sparse X has {X.shape[1]} columns, beyond the 32-bit column indices")
-    return (
-        as_core_array(X.data),
-        as_core_array(X.indices, dtype=np.int32),
-        as_core_array(X.indptr, dtype=np.int64),
-        int(X.shape[1]),
-        None if unit_box is None else tuple(as_core_array(v) for v in unit_box),
-    )
-
-
-#: Bytes of one dense block of rows when a sparse matrix goes to a core function that reads
-#: dense rows only (a few MiB: the blocks' cost stays small next to any model's).
-DENSE_BLOCK_BYTES = 8 * 2**20
-
-
-def dense_row_blocks(X: Any, max_bytes: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
-    """The rows of a checked scipy sparse matrix ``X`` as C-ordered float64 arrays, a block of
-    at most ``max_bytes`` (one row at least) at a time, each with the slice of its rows: for the
-    core functions without a sparse path whose rows are independent (labels, densities), so
-    that ``X`` is never dense whole and the results are those of the same rows given dense.
-
-    Parameters
-    ----------
-    X : scipy sparse matrix of shape (n_samples, n_features)
-        Checked points (duplicates are summed, as in :func:`as_core_points`).
-    max_bytes : int or None, default=None
-        Most bytes of one dense block (None: ``DENSE_BLOCK_BYTES``).
-
-    Yields
-    ------
-    rows : slice
-        The block's rows in ``X``.
-    block : ndarray of shape (rows, n_features)
-        Their values.
-    """
-    X = scipy.sparse.csr_matrix(X)
-    budget = DENSE_BLOCK_BYTES if max_bytes is None else max_bytes
-    step = max(1, budget // (8 * max(X.shape[1], 1)))
-    for start in range(0, X.shape[0], step):
-        rows = slice(start, min(start + step, X.shape[0]))
-        yield rows, as_core_array(X[rows].toarray())
-
-
-def dense_points(X: Any, map_rows: Callable[[np.ndarray], Any] | None = None) -> np.ndarray:
-    """A checked scipy sparse matrix ``X`` as one dense C-ordered float64 array, written a
-    block of rows at a time through ``map_rows`` (e.g. the map to the unit box), for the core
-    functions that read every row at once: no dense copy besides the result, which is refused
-    by name (``MemoryError``) beyond the machine's memory before it is allocated.
-
-    Parameters
-    ----------
-    X : scipy sparse matrix of shape (n_samples, n_features)
-        Checked points.
-    map_rows : callable or None, default=None
-        Applied to each dense block (rows map independently); None: the values as they are.
-
-    Returns
-    -------
-    points : ndarray of shape (n_samples, n_features)
-        The (mapped) values.
-    """
-    n, d = X.shape
-    check_memory("X", f"{n} × {d}", 8.0 * n * d, "its rows dense, float64")
-    points = np.empty((n, d))
-    for rows, block in dense_row_blocks(X):
-        points[rows] = block if map_rows is None else map_rows(block)
-    return points
-
-
-def is_core_ready(
-    X: object, y: object, n_features: int, dtypes: tuple[type, ...] = (np.float64,)
-) -> bool:
-    """True when ``X`` (and ``y``, unless None) are already what the core takes: non-empty
-    C-ordered arrays (n × n_features of one of ``dtypes``, and n float64) of plain ndarray
-    type. Finiteness is left to the core."""
-    return (
-        type(X) is np.ndarray
-        and X.dtype in dtypes
-        and X.ndim == 2
-        and X.flags.c_contiguous
-        and X.flags.aligned
-        and X.shape[0] > 0
-        and X.shape[1] == n_features
-        and (
-            y is None
-            or (
-                type(y) is np.ndarray
-                and y.dtype == np.float64
-                and y.ndim == 1
-                and X.shape[0] == y.shape[0]
-            )
-        )
-    )
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
@@ -441,111 +285,9 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def check_numeric_target(y: np.ndarray) -> None:
-    """Raise ``ValueError`` when a regressor's targets ``y`` (checked by scikit-learn's
-    ``validate_data(..., y_numeric=True)``, which converts only object arrays) are not
-    numbers: strings or bytes would otherwise fail deep inside with a numpy ``TypeError``.
-    The message is scikit-learn's for targets it cannot convert; strings that read as
-    numbers are refused too (the estimators read y as it is), with how to convert them."""
-    if np.asarray(y).dtype.kind in "biuf":
-        return
-    try:
-        np.asarray(y).astype(np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"y must be numeric for regression: {error}") from None
-    raise ValueError(
-        f"y must be numeric for regression, got dtype {np.asarray(y).dtype}; convert it "
-        "with y.astype(float)"
-    )
-
-
-def check_target_scale(y: np.ndarray) -> None:
-    """Raise ``ValueError`` when the targets ``y`` are not numbers
-    (:func:`check_numeric_target`) or their variance overflows float64: every model centres
-    and scales by it, and would return NaN."""
-    check_numeric_target(y)
-    with np.errstate(over="ignore", invalid="ignore"):
-        finite = bool(np.isfinite(np.var(y))) if y.size else True
-    if not finite:
-        raise ValueError("y is too large: the variance of the targets overflows float64; rescale y")
-
-
-#: The largest row weight (the core's bound on |y| and on weights alike).
-MAX_WEIGHT = 1e150
-#: The smallest positive row weight (its reciprocal: the same margin below 1).
-MIN_WEIGHT = 1 / MAX_WEIGHT
-
-
-def check_weighted_target_scale(y: np.ndarray, weights: np.ndarray | None) -> None:
-    """Raise ``ValueError`` when the weighted squared deviations of ``y`` overflow float64 (the
-    models' sums of v_i (y_i − ȳ)² would be infinite and their predictions NaN)."""
-    if weights is None or not y.size:
-        return
-    with np.errstate(over="ignore", invalid="ignore"):
-        centred = y - np.average(y, weights=weights)
-        finite = bool(np.isfinite(np.sum(weights * centred * centred)))
-    if not finite:
-        raise ValueError(
-            "sample_weight times the squared deviations of y overflows float64; rescale "
-            "sample_weight or y"
-        )
-
-
-def check_sample_weight(sample_weight: Any, n_rows: int) -> tuple[np.ndarray | None, Any]:
-    """``sample_weight`` (None, a number or n_rows values) checked: finite, non-negative, not
-    all zero, positive ones within [``MIN_WEIGHT``, ``MAX_WEIGHT``]. Returns the positive
-    weights and the rows to keep — a zero weight removes its
-    row, as scikit-learn's weight semantics ask — or ``(None, slice(None))`` for None."""
-    if sample_weight is None:
-        return None, slice(None)
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    if weights.ndim == 0:
-        weights = np.full(n_rows, float(weights))
-    if weights.shape != (n_rows,):
-        raise ValueError(
-            f"sample_weight must be a number or have shape ({n_rows},), got {weights.shape}"
-        )
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError("sample_weight must hold finite, non-negative values")
-    if np.any(weights > MAX_WEIGHT):
-        raise ValueError(
-            f"sample_weight must hold values up to {MAX_WEIGHT:g} (the weighted sums of the "
-            f"models stay finite), got {weights.max():g}; rescale sample_weight"
-        )
-    keep = weights > 0
-    if n_rows and not keep.any():
-        raise ValueError("sample_weight is zero for every row: nothing to fit")
-    if np.any(weights[keep] < MIN_WEIGHT):
-        # Subnormal sums of weights lose their precision: a forest's 1e-310 total gave NaN.
-        raise ValueError(
-            f"sample_weight must hold values of at least {MIN_WEIGHT:g} where positive (the "
-            f"weighted sums keep their precision), got {weights[keep].min():g}; rescale "
-            "sample_weight or set such rows to 0"
-        )
-    return as_core_array(weights[keep]), keep
-
-
-@functools.cache
-def physical_memory() -> int:
-    """Bytes of physical memory on this machine (read once)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, OSError, ValueError):
-        return 2**62
-
-
-def check_memory(name: str, value: Any, n_bytes: float, what: str) -> None:
-    """Raise ``MemoryError`` naming the parameter ``name=value`` when a call would need
-    ``n_bytes`` (at least: ``what``, e.g. "a leaf's point ids per tree") and that exceeds the
-    machine's physical memory: refused before anything is allocated, instead of an abort by
-    the allocator or hours of swapping."""
-    if n_bytes > physical_memory():
-        raise MemoryError(
-            f"{name}={value} needs at least {n_bytes / 2**30:.3g} GiB ({what}), more than this "
-            f"machine's {physical_memory() / 2**30:.3g} GiB of memory: lower {name}"
-        )
-
-
-def draw_seed(random_state: int | np.random.RandomState | None) -> int:
-    """A 63-bit seed for the core drawn once from ``random_state``."""
-    return int(check_random_state(random_state).randint(0, _MAX_SEED, dtype=np.int64))
+def draw_seed(random_state: int | np.random.RandomState | None, high: int = _MAX_SEED) -> int:
+    """A seed in ``[0, high)`` drawn once from ``random_state`` (an int, a RandomState, which
+    advances, or None): by default a 63-bit seed for the core; a smaller ``high`` where the
+    seed goes elsewhere (scikit-learn's splitters take 32-bit ones). Every seed of the package
+    is drawn here, as ``randint(0, high)`` with an int64 dtype."""
+    return int(check_random_state(random_state).randint(0, high, dtype=np.int64))

@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 
 from mondrian_learn._progress import progress_callback
 from mondrian_learn._test_functions import BRANIN_DOMAIN, HARTMANN6_DOMAIN, branin, hartmann6
-from mondrian_learn._validation import Integer, IsCallable, Real, check_parameter
+from mondrian_learn._validation import Integer, IsCallable, Real, check_parameter, draw_seed
 from mondrian_learn.forest import MondrianForestRegressor
 
 __all__ = [
@@ -270,7 +270,7 @@ def optimize(
     n_initial = _check_count("n_initial", n_initial, 1, n_evaluations)
     rng = check_random_state(random_state)
     initial = rng.choice(len(grid), size=n_initial, replace=False)
-    model = _forest(forest_params, int(rng.randint(np.iinfo(np.int32).max)))
+    model = _forest(forest_params, draw_seed(rng, np.iinfo(np.int32).max))
     low, span = grid.min(axis=0), np.ptp(grid, axis=0)
     unit = np.ascontiguousarray((grid - low) / np.where(span > 0, span, 1.0))
     # Evaluated candidates stay in the prediction and are masked: cheaper than copying the
@@ -344,7 +344,7 @@ def optimize_box(
     rng = check_random_state(random_state)
     low, span = box[:, 0], box[:, 1] - box[:, 0]
     initial = rng.uniform(size=(n_initial, len(box)))
-    model = _forest(forest_params, int(rng.randint(np.iinfo(np.int32).max)))
+    model = _forest(forest_params, draw_seed(rng, np.iinfo(np.int32).max))
 
     def propose(model: MondrianForestRegressor) -> _Proposal:
         unit = rng.uniform(size=(n_candidates, len(box)))

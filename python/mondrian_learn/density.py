@@ -8,29 +8,31 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import DensityMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, UnitBoxMixin, document, restore_on_failure
+from mondrian_learn._base import (
+    EstimatorBase,
+    UnitBoxMixin,
+    document,
+    restore_on_failure,
+    store_parameters,
+)
+from mondrian_learn._memory import check_memory
+from mondrian_learn._points import as_core_array, dense_points, dense_row_blocks
+from mondrian_learn._targets import check_sample_weight
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     POSITIVE,
     RUNTIME,
-    SCALE_FEATURES_DOC,
     SCALING,
     Integer,
     Options,
     Param,
     Real,
-    as_core_array,
-    check_memory,
     check_parameter,
-    check_sample_weight,
     check_tree_index,
-    dense_points,
-    dense_row_blocks,
     draw_seed,
 )
 from mondrian_learn.kernel._base import lifetime_for_cells
@@ -95,7 +97,9 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
     box_margin : float, default=0.1
         Width added to the training range on each side, as a fraction of that range (a
         constant feature gets ± ``box_margin`` in its units); ≥ 0.
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
     random_state : int, RandomState or None, default=None
         Seeds tree m with a stream derived from ``(seed, m)``: results are identical for any
         ``n_jobs``.
@@ -126,10 +130,8 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
     >>> X = np.random.default_rng(0).normal(size=(500, 2))
     >>> model = MondrianDensityEstimator(n_estimators=20, random_state=0).fit(X)
     >>> model.score_samples([[0.0, 0.0], [9.0, 9.0]]).round(2)
-    array([-1.97,  -inf])
+    array([-1.87,  -inf])
     """
-
-    __doc__ = (__doc__ or "").replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
 
     _accepts_sparse = True
 
@@ -141,6 +143,20 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         **SCALING,
         **RUNTIME,
     }
+
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        *,
+        lifetime: float | str | None = None,
+        gamma: float = 0.01,
+        box_margin: float = 0.1,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
 
     @restore_on_failure
     @document("X", "y ignored", "sample_weight")
@@ -307,7 +323,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         """
         check_is_fitted(self)
         check_parameter("n_samples", n_samples, [Integer(low=0)])
-        seed = int(check_random_state(random_state).randint(0, 2**62))
+        seed = draw_seed(random_state, 2**62)
         Z = self.model_.draw(int(n_samples), seed)
         return Z * self.data_scale_ + self.data_min_
 

@@ -1,7 +1,8 @@
 """Pictures of the models, in scikit-learn's ``Display`` style (``from_estimator`` builds one and
 draws it; ``plot(ax=None)`` draws again; ``ax_`` and ``figure_`` hold where): a Mondrian tree's
-2-D partition, a predictive band with its uncertainty, a calibration curve, and a lifetime
-path. Needs matplotlib (``pip install "mondrian-learn[demo]"``)."""
+2-D partition, a predictive band, a calibration curve, lifetime paths and searches, a
+classifier's confidence, a density and a 2-D embedding. Needs matplotlib (``pip install
+"mondrian-learn[demo]"``)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from mondrian_learn._plot_maps import ConfidenceDisplay as ConfidenceDisplay
+from mondrian_learn._plot_maps import DensityDisplay as DensityDisplay
+from mondrian_learn._plot_maps import EmbeddingDisplay as EmbeddingDisplay
+from mondrian_learn._plot_maps import axes_or_new, plain_log_ticks
 from mondrian_learn.calibration import LEVELS, coverage_errors
-
-
-def _axes(ax: Any) -> Any:
-    """``ax``, or the axes of a new figure."""
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    return plt.subplots()[1]
 
 
 def tree_cells(arrays: dict[str, np.ndarray], region: np.ndarray, lifetime: float) -> list:
@@ -116,10 +112,22 @@ class PartitionDisplay:
         return cls(cells, np.asarray(values), X, y, lifetime).plot(ax)
 
     def plot(self, ax: Any = None) -> PartitionDisplay:
+        """Draw the cells, coloured by their values, and the points on ``ax``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or None, default=None
+            The axes to draw on, or None for a new figure.
+
+        Returns
+        -------
+        display : PartitionDisplay
+            Itself, with ``patches_``, ``ax_`` and ``figure_`` set.
+        """
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
 
-        ax = _axes(ax)
+        ax = axes_or_new(ax)
         norm = plt.Normalize(self.y.min(), self.y.max())
         self.patches_ = [
             ax.add_patch(
@@ -209,7 +217,7 @@ class PredictiveBandDisplay:
         display : PredictiveBandDisplay
             Itself.
         """
-        ax = _axes(ax)
+        ax = axes_or_new(ax)
         low, high = self.mean - self.k * self.std, self.mean + self.k * self.std
         self.band_ = ax.fill_between(self.grid, low, high, alpha=0.3, label=f"± {self.k:g} std")
         (self.line_,) = ax.plot(self.grid, self.mean, lw=1.5, label=label)
@@ -261,7 +269,19 @@ class CalibrationDisplay:
         return cls(levels, observed).plot(ax)
 
     def plot(self, ax: Any = None) -> CalibrationDisplay:
-        ax = _axes(ax)
+        """Draw the observed coverage against the nominal one on ``ax``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or None, default=None
+            Where the curve goes (None: a new figure).
+
+        Returns
+        -------
+        display : CalibrationDisplay
+            Itself, its curve in ``line_``.
+        """
+        ax = axes_or_new(ax)
         ax.plot([0, 1], [0, 1], color="grey", ls=":", label="calibrated")
         (self.line_,) = ax.plot(self.levels, self.observed, marker="o", label="observed")
         ax.set_xlabel("nominal coverage")
@@ -310,7 +330,19 @@ class LifetimePathDisplay:
         return cls(estimator.path_, score, float(estimator.lifetime_)).plot(ax)
 
     def plot(self, ax: Any = None) -> LifetimePathDisplay:
-        ax = _axes(ax)
+        """Draw the training and validation scores against λ on ``ax``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or None, default=None
+            Axes for the curves, λ on a log scale (None: a new figure).
+
+        Returns
+        -------
+        display : LifetimePathDisplay
+            Itself, its curves in ``lines_``.
+        """
+        ax = axes_or_new(ax)
         lifetimes = np.asarray(self.path["lifetimes"])
         shown = lifetimes > 0  # λ = 0 is off the log axis
         self.lines_ = [
@@ -322,6 +354,7 @@ class LifetimePathDisplay:
         if self.chosen is not None and np.isfinite(self.chosen):
             ax.axvline(self.chosen, color="black", ls=":", label="chosen λ")
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
         ax.set_xlabel("lifetime λ")
         ax.set_ylabel(self.score)
         self.ax_, self.figure_ = ax, ax.figure
@@ -340,15 +373,24 @@ class LifetimeSearchDisplay:
         The chosen step (``best_index_``), if any.
     feature_names : list of str or None
         Labels of the features (None: x0, x1, …).
+    criterion : str
+        What the search minimised, for the axis and legend of its curve.
     """
 
     def __init__(
-        self, path: dict, chosen: int | None = None, feature_names: list[str] | None = None
+        self,
+        path: dict,
+        chosen: int | None = None,
+        feature_names: list[str] | None = None,
+        criterion: str = "criterion",
     ) -> None:
         self.path, self.chosen, self.feature_names = path, chosen, feature_names
+        self.criterion = criterion
 
     @classmethod
-    def from_estimator(cls, estimator: Any, ax: Any = None) -> LifetimeSearchDisplay:
+    def from_estimator(
+        cls, estimator: Any, ax: Any = None, feature_names: list[str] | None = None
+    ) -> LifetimeSearchDisplay:
         """Draw the search of a fitted :class:`MondrianGridRidgeCV`.
 
         Parameters
@@ -357,18 +399,34 @@ class LifetimeSearchDisplay:
             Fitted.
         ax : matplotlib Axes or None, default=None
             Where to draw (None: a new figure).
+        feature_names : list of str or None, default=None
+            Labels of the features (None: ``feature_names_in_`` if any, else x0, x1, …).
 
         Returns
         -------
         display : LifetimeSearchDisplay
             With ``ax_``, ``figure_``, ``lines_`` (one per feature) and ``criterion_line_``.
         """
-        names = getattr(estimator, "feature_names_in_", None)
+        names = feature_names or getattr(estimator, "feature_names_in_", None)
         names = None if names is None else [str(n) for n in names]
-        return cls(estimator.path_, int(estimator.best_index_), names).plot(ax)
+        evidence = estimator.selection == "evidence"
+        criterion = "−log marginal likelihood" if evidence else "validation MSE"
+        return cls(estimator.path_, int(estimator.best_index_), names, criterion).plot(ax)
 
     def plot(self, ax: Any = None) -> LifetimeSearchDisplay:
-        ax = _axes(ax)
+        """Draw each feature's λ_d and the criterion against the step on ``ax``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or None, default=None
+            Axes for the λ_d curves; the criterion goes on a twin axis (None: a new figure).
+
+        Returns
+        -------
+        display : LifetimeSearchDisplay
+            Itself, with ``lines_`` and ``criterion_line_``.
+        """
+        ax = axes_or_new(ax)
         steps, lifetimes = np.asarray(self.path["step"]), np.asarray(self.path["lifetimes"])
         names = self.feature_names or [f"x{d}" for d in range(lifetimes.shape[1])]
         self.lines_ = [
@@ -378,29 +436,14 @@ class LifetimeSearchDisplay:
         ax.set_ylabel("lifetime λ_d")
         twin = ax.twinx()
         (self.criterion_line_,) = twin.plot(
-            steps, self.path["criterion"], color="black", ls="--", label="criterion"
+            steps, self.path["criterion"], color="black", ls="--", label=self.criterion
         )
-        twin.set_ylabel("criterion (validation MSE or −log evidence)")
+        twin.set_ylabel(self.criterion)
+        handles = [*self.lines_, self.criterion_line_]
         if self.chosen is not None:
-            ax.axvline(self.chosen, color="gray", ls=":", label="chosen")
-        ax.legend(fontsize="small", ncol=2)
+            handles.append(ax.axvline(self.chosen, color="gray", ls=":", label="chosen step"))
+        # Below the axes: inside, the legend would hide the curves' start, where they all begin.
+        below = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.15)}
+        ax.legend(handles=handles, fontsize="small", ncol=min(len(handles), 5), **below)
         self.ax_, self.figure_ = ax, ax.figure
         return self
-
-
-#: The docstring of the Displays' ``plot`` (one text for the three that take only ``ax``).
-PLOT_DOC = """Draw (again) on ``ax``.
-
-Parameters
-----------
-ax : matplotlib Axes or None, default=None
-    Where to draw (None: a new figure).
-
-Returns
--------
-display : {name}
-    Itself.
-"""
-
-for _display in (PartitionDisplay, CalibrationDisplay, LifetimePathDisplay, LifetimeSearchDisplay):
-    _display.plot.__doc__ = PLOT_DOC.format(name=_display.__name__)

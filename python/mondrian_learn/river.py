@@ -10,195 +10,22 @@ every row after. Importing this module imports river; ``import mondrian_learn`` 
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from river import base
 
 import mondrian_learn
+from mondrian_learn._river_base import RiverForestBase
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["MondrianForestClassifier", "MondrianForestRegressor"]
 
-_STREAM_NOTES = """
-    Features are matched by name. Their order is fixed at the first ``learn_one`` (or
-    ``learn_many``): the keys of that row, sorted (as river's random forests order them), so
-    the order of a dict's keys never matters. The forest's dimensions cannot grow, so keys
-    that first appear later are ignored. A missing key, and a value that is None, NaN or
-    infinite, is imputed by the mean of that feature over the rows learned so far (0 before
-    any), in ``learn_one`` and ``predict_one`` alike: prediction never fails on a missing key.
-    Values must be numbers (encode categories first, e.g. with river's ``OneHotEncoder``).
 
-    Features are mapped to the unit box of the rows seen, as the forests do: the forest is
-    refitted on every row, the map chosen again from their range, whenever the number of
-    rows reaches a power of two (up to 32,768), so a stream needs no scaler in front
-    (``lifetime`` is in those units)."""
-
-
-def _feature_order(names: Iterable[Hashable]) -> tuple[Hashable, ...]:
-    """The names sorted; names that do not compare (say ``1`` and ``"a"``) by type, then
-    ``repr``."""
-    names = list(names)
-    try:
-        return tuple(sorted(names))  # type: ignore[type-var]
-    except TypeError:
-        return tuple(sorted(names, key=lambda name: (type(name).__name__, repr(name))))
-
-
-class _FeatureRows:
-    """Dicts (and data frames) of named features as the float64 rows the forest takes: the
-    names fixed at the first row learned, missing values imputed by running means."""
-
-    _keys: tuple[Hashable, ...] | None
-
-    def _reset_features(self) -> None:
-        self._keys = None
-        self._getter: Any = None
-        self._sums = np.zeros(0)  # per feature: sum of its observed values
-        self._n_missing = np.zeros(0)  # per feature: rows learned without it
-        self._n_rows = 0  # rows learned
-
-    def _fix_features(self, names: Iterable[Hashable]) -> None:
-        self._keys = _feature_order(names)
-        self._getter = operator.itemgetter(*self._keys)
-        self._sums = np.zeros(len(self._keys))
-        self._n_missing = np.zeros(len(self._keys))
-
-    def _means(self) -> np.ndarray:
-        counts = self._n_rows - self._n_missing
-        return np.divide(self._sums, counts, out=np.zeros_like(self._sums), where=counts > 0)
-
-    def _row(self, x: dict) -> tuple[np.ndarray, np.ndarray | None]:
-        """``x`` as a (1, n_features) C-ordered float64 row, imputed; the mask of its imputed
-        features, or None when it had them all."""
-        try:
-            values = self._getter(x)
-            if len(self._keys) == 1:  # type: ignore[arg-type]
-                values = (values,)
-            total = sum(values)
-            if total - total == 0.0:  # every value finite
-                return np.array(values, dtype=np.float64, ndmin=2), None
-        except (KeyError, TypeError):
-            pass
-        row = np.empty((1, len(self._keys)))  # type: ignore[arg-type]
-        for j, key in enumerate(self._keys):  # type: ignore[arg-type]
-            value = x.get(key)
-            try:
-                row[0, j] = np.nan if value is None else float(value)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"feature {key!r} is {value!r}, not a number: encode it first (for "
-                    "instance with river's preprocessing.OneHotEncoder)"
-                ) from None
-        missing = ~np.isfinite(row)
-        row[missing] = self._means()[missing[0]]
-        return row, missing
-
-    def _frame_rows(self, X: pd.DataFrame, learn: bool) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of ``X`` in the fixed order, imputed (when ``learn``: each by the means of
-        the rows learned before it, as ``learn_one`` row by row would); the mask of imputed
-        values."""
-        frame = X.reindex(columns=list(self._keys))  # type: ignore[arg-type]
-        try:
-            rows = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"features must be numbers: {error}") from None
-        missing = ~np.isfinite(rows)
-        if learn:
-            observed = np.where(missing, 0.0, rows)
-            n_missing = self._n_missing + np.cumsum(missing, axis=0) - missing
-            counts = self._n_rows + np.arange(len(rows))[:, None] - n_missing
-            sums = self._sums + np.cumsum(observed, axis=0) - observed
-            means = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
-        else:
-            means = np.broadcast_to(self._means(), rows.shape)
-        return np.ascontiguousarray(np.where(missing, means, rows)), missing
-
-    #: The scikit-learn forest this estimator wraps.
-    _forest_class: Any
-
-    def _new_forest(self) -> Any:
-        """The wrapped forest, with this estimator's parameters."""
-        return self._forest_class(
-            n_estimators=self.n_estimators,  # type: ignore[attr-defined]
-            lifetime=self.lifetime,  # type: ignore[attr-defined]
-            min_samples_split=self.min_samples_split,  # type: ignore[attr-defined]
-            random_state=self.seed,  # type: ignore[attr-defined]
-            candidate_dimensions=self.candidate_dimensions,  # type: ignore[attr-defined]
-            candidate_locations=self.candidate_locations,  # type: ignore[attr-defined]
-        )
-
-    @classmethod
-    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
-        yield {"n_estimators": 3}
-        yield {"n_estimators": 3, "candidate_dimensions": 1, "candidate_locations": 1}
-
-    def _unit_test_skips(self) -> set[str]:
-        # learn_many extends the trees by the batch at once, which is not the random draw
-        # learn_one makes row by row (river's linear models skip this check likewise).
-        return {"check_learn_many_matches_learn_one"}
-
-    def _update(self, rows: np.ndarray, targets: list[Any]) -> None:
-        raise NotImplementedError
-
-    def learn_one(self, x: dict, y: Any) -> None:
-        """Learn one row: extend the trees by the conditional Mondrian and update the leaves
-        on its paths (see the class notes for new classes).
-
-        Parameters
-        ----------
-        x : dict
-            Features by name.
-        y : float or hashable
-            The target (regression) or label of any hashable type (classification).
-        """
-        self._learn(x, lambda: self._row(x), [y])
-
-    def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
-        """Learn a batch of rows at once (one extension of the trees by all of them).
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            Features by column name.
-        y : pandas.Series
-            The targets or labels.
-        """
-        if len(X):
-            self._learn(X.columns, lambda: self._frame_rows(X, learn=True), list(y))
-
-    def _learn(
-        self,
-        names: Iterable[Hashable],
-        read: Callable[[], tuple[np.ndarray, np.ndarray | None]],
-        targets: list[Any],
-    ) -> None:
-        """Learn the rows ``read()`` gives (fixing the features' order by ``names`` on the
-        first call), then count them in the running means; a call that raises changes
-        nothing."""
-        first = self._keys is None
-        if first:
-            self._fix_features(names)
-        try:
-            rows, missing = read()
-            self._update(rows, targets)
-        except BaseException:
-            if first:
-                self._reset_features()
-            raise
-        if missing is None:
-            self._sums += rows[0]
-        else:
-            self._sums += np.where(missing, 0.0, rows).sum(axis=0)
-            self._n_missing += missing.sum(axis=0)
-        self._n_rows += len(rows)
-
-
-class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
+class MondrianForestRegressor(RiverForestBase, base.MiniBatchRegressor):
     """Mondrian forest regression for river: predictive standard deviations and intervals
     besides the mean, and an update per row that costs O(depth) per tree.
 
@@ -214,7 +41,10 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
     returns 0.0 before any ``learn_one`` (river's convention). ``learn_many`` extends the
     trees by the whole batch at once: faster per row, not the random draw that ``learn_one``
     row by row would make.
-    {STREAM_NOTES}
+
+    Features are matched by name (the first row's keys, sorted; later new keys are ignored; a
+    missing or non-finite value is imputed by the feature's running mean) and mapped to the
+    unit box of the rows seen (user guide: Online learning, "The river adapter").
 
     Parameters
     ----------
@@ -251,7 +81,6 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
     True
     """
 
-    __doc__ = (__doc__ or "").replace("{STREAM_NOTES}", _STREAM_NOTES)
     _forest_class = mondrian_learn.MondrianForestRegressor
 
     def __init__(
@@ -366,7 +195,7 @@ class MondrianForestRegressor(_FeatureRows, base.MiniBatchRegressor):
         return pd.Series(mean, index=X.index)
 
 
-class MondrianForestClassifier(_FeatureRows, base.MiniBatchClassifier):
+class MondrianForestClassifier(RiverForestBase, base.MiniBatchClassifier):
     """Mondrian forest classification for river: labels of any hashable type, new classes at
     any point of the stream.
 
@@ -381,32 +210,19 @@ class MondrianForestClassifier(_FeatureRows, base.MiniBatchClassifier):
     one class seen, that class with probability 1. The forest's classes are fixed when it is
     built, so a class that appears later refits it on every row learned so far (kept for this
     purpose: 8 bytes per feature and row), with the same seed: a one-off cost of a batch fit
-    per new class, after which each row again costs one update. ``learn_many`` extends the
-    trees by the whole batch at once: faster per row, not the random draw that ``learn_one``
-    row by row would make.
-    {STREAM_NOTES}
+    per new class, after which each row again costs one update. ``learn_many`` and the
+    features (matched by name, imputed, mapped to the unit box of the rows seen) are as in
+    :class:`MondrianForestRegressor` of this module.
 
     Parameters
     ----------
-    n_estimators : int, default=10
-        Number of trees (10, as river's forests).
-    lifetime : float, default=inf
-        Lifetime λ of the Mondrian process, in the units of the features; ``inf`` grows every
-        block until it is pure or too small.
-    min_samples_split : int, default=2
-        A block with fewer points does not split (it waits for more). On a stream the
-        labels guide a cut among the points of a leaf only (a row outside a block's box is
-        separated by an unguided Mondrian cut), so a larger value, letting leaves gather
-        points first, can predict better.
+    n_estimators, lifetime, min_samples_split, candidate_locations, seed
+        As in :class:`MondrianForestRegressor` of this module, the labels guiding the cuts
+        (with ``lifetime=inf`` a block grows until it is pure or too small).
     candidate_dimensions : int, float or "sqrt", default=1/3
         Dimensions drawn per cut (an int, a fraction of the features, at least 1, or
         "sqrt"); the cut is the candidate with the largest information gain of the block's
         labels.
-    candidate_locations : int, default=6
-        Locations drawn in each candidate dimension; 1 with ``candidate_dimensions=1``: the
-        paper's label-blind cuts.
-    seed : int or None, default=None
-        Seed of the trees' random streams (None: not reproducible).
 
     Examples
     --------
@@ -423,7 +239,6 @@ class MondrianForestClassifier(_FeatureRows, base.MiniBatchClassifier):
     ['high', 'low', 'off the scale']
     """
 
-    __doc__ = (__doc__ or "").replace("{STREAM_NOTES}", _STREAM_NOTES)
     _forest_class = mondrian_learn.MondrianForestClassifier
 
     def __init__(

@@ -95,10 +95,12 @@ impl MondrianFeatures {
     /// Ridge regression on these trees stopped at `lifetime` (the refit after a lifetime
     /// search). With `held_out` points (the validation rows the search held out), a copy of
     /// the trees is first extended by them (conditional Mondrian), so the model uses every
-    /// row; `y` holds the training targets, then the held-out ones.
+    /// row; `y` holds the training targets, then the held-out ones, and `weights` (None: all
+    /// 1) their row weights.
     pub fn refit(
         &self,
         y: &ArrayView1<f64>,
+        weights: Option<&ArrayView1<f64>>,
         lifetime: f64,
         alpha: f64,
         held_out: Option<&ArrayView2<f64>>,
@@ -109,7 +111,7 @@ impl MondrianFeatures {
             let rows = forest.add_points(x)?;
             forest.extend(rows, &PureMondrian, pool)?;
         }
-        KernelRidge::from_forest(forest, lifetime, alpha, y, pool)
+        KernelRidge::from_forest_weighted(forest, lifetime, alpha, y, weights, pool)
     }
 
     /// Structural checks after deserialising.

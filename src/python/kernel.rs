@@ -77,8 +77,9 @@ impl KernelFeatures {
         self.inner.peek(py, |m| m.forest.trees.len())
     }
 
-    /// The lifetime path on the training points with targets `y` (module `kernel::path`).
-    #[pyo3(signature = (y, x_val, y_val, max_lifetime, alpha, n_checkpoints, lifetimes, solver, max_dense_features, gradient_tol, gradient_max_iter, record_weights, n_jobs, progress=None))]
+    /// The lifetime path on the training points with targets `y` (module `kernel::path`);
+    /// `weights` and `val_weights` weigh the training and validation rows when given.
+    #[pyo3(signature = (y, x_val, y_val, max_lifetime, alpha, n_checkpoints, lifetimes, solver, max_dense_features, gradient_tol, gradient_max_iter, record_weights, n_jobs, progress=None, weights=None, val_weights=None))]
     #[allow(clippy::too_many_arguments)]
     fn path<'py>(
         &self,
@@ -97,6 +98,8 @@ impl KernelFeatures {
         record_weights: bool,
         n_jobs: usize,
         progress: Option<Py<PyAny>>,
+        weights: Option<PyReadonlyArray1<'py, f64>>,
+        val_weights: Option<PyReadonlyArray1<'py, f64>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let checkpoints = Checkpoints::from_options(n_checkpoints, lifetimes);
         let options = PathOptions {
@@ -112,9 +115,11 @@ impl KernelFeatures {
             x_val.as_ref().map(|x| x.as_array()),
             y_val.as_ref().map(|y| y.as_array()),
         );
+        let weights = weights.as_ref().map(|w| w.as_array());
+        let val_weights = val_weights.as_ref().map(|w| w.as_array());
         let validation = match (&x_val, &y_val) {
-            (Some(x), Some(y)) => Some((x, y)),
-            (None, None) => None,
+            (Some(x), Some(y)) => Some((x, y, val_weights.as_ref())),
+            (None, None) if val_weights.is_none() => None,
             _ => {
                 return Err(to_py_err(Error::InvalidInput(
                     "give both validation points and targets, or neither".into(),
@@ -125,6 +130,7 @@ impl KernelFeatures {
             lifetime_path(
                 &m.forest,
                 &y,
+                weights.as_ref(),
                 validation,
                 max_lifetime,
                 &checkpoints,
@@ -138,9 +144,10 @@ impl KernelFeatures {
     }
 
     /// Ridge on these trees stopped at `lifetime`, after extending a copy of them with the
-    /// held-out points `x_held_out` when given; `y` holds the targets of the training points,
-    /// then of the held-out points.
-    #[pyo3(signature = (y, lifetime, alpha, n_jobs, x_held_out=None))]
+    /// held-out points `x_held_out` when given; `y` (and `weights`, when given) hold the
+    /// targets (weights) of the training points, then of the held-out points.
+    #[pyo3(signature = (y, lifetime, alpha, n_jobs, x_held_out=None, weights=None))]
+    #[allow(clippy::too_many_arguments)]
     fn refit(
         &self,
         py: Python<'_>,
@@ -149,11 +156,20 @@ impl KernelFeatures {
         alpha: f64,
         n_jobs: usize,
         x_held_out: Option<PyReadonlyArray2<'_, f64>>,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<KernelRidge> {
         let y = y.as_array();
         let held_out = x_held_out.as_ref().map(|x| x.as_array());
+        let weights = weights.as_ref().map(|w| w.as_array());
         let model = self.inner.read(py, n_jobs, Length::Long, |m, call| {
-            m.refit(&y, lifetime, alpha, held_out.as_ref(), call.pool)
+            m.refit(
+                &y,
+                weights.as_ref(),
+                lifetime,
+                alpha,
+                held_out.as_ref(),
+                call.pool,
+            )
         })?;
         Ok(KernelRidge {
             inner: Handle::new(model),

@@ -23,9 +23,10 @@ pub struct GridSearch {
 #[pymethods]
 impl GridSearch {
     /// `n_grids` grids at λ = 0 on the rows of `x` (targets `y`), scored on `x_val`/`y_val`
-    /// (zero rows: no validation); the ridge kept by `solver` with penalty `alpha`.
+    /// (zero rows: no validation); the ridge kept by `solver` with penalty `alpha`; the rows
+    /// weighted by `weights` and `val_weights` when given.
     #[new]
-    #[pyo3(signature = (x, y, x_val, y_val, n_grids, seed, alpha, solver, max_dense_features, gradient_tol, gradient_max_iter, n_jobs))]
+    #[pyo3(signature = (x, y, x_val, y_val, n_grids, seed, alpha, solver, max_dense_features, gradient_tol, gradient_max_iter, n_jobs, weights=None, val_weights=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -41,6 +42,8 @@ impl GridSearch {
         gradient_tol: f64,
         gradient_max_iter: usize,
         n_jobs: usize,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
+        val_weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<Self> {
         let options = PathOptions {
             alpha,
@@ -60,12 +63,16 @@ impl GridSearch {
         }
         let (y, y_val) = (y.as_array().to_vec(), y_val.as_array().to_vec());
         let d = x.ncols();
+        let weights = weights.map(|w| w.as_array().to_vec());
+        let val_weights = val_weights.map(|w| w.as_array().to_vec());
         let inner = Handle::build(py, n_jobs, Length::Long, |_| {
             CoreSearch::new(
                 flat(&x),
                 &y,
+                weights.as_deref(),
                 flat(&x_val),
                 &y_val,
+                val_weights.as_deref(),
                 d,
                 n_grids,
                 seed,
@@ -177,8 +184,9 @@ impl GridSearch {
         Ok(csr_parts(py, csr))
     }
 
-    /// Ridge from scratch at `lifetimes` on the first `len(y)` search points with targets `y`,
-    /// with penalty `alpha`.
+    /// Ridge from scratch at `lifetimes` on the first `len(y)` search points with targets `y`
+    /// (rows weighted by `weights` when given), with penalty `alpha`.
+    #[pyo3(signature = (y, lifetimes, alpha, n_jobs, weights=None))]
     fn refit(
         &self,
         py: Python<'_>,
@@ -186,14 +194,23 @@ impl GridSearch {
         lifetimes: Vec<f64>,
         alpha: f64,
         n_jobs: usize,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<GridRidge> {
         let y = y.as_array().to_vec();
+        let weights = weights.map(|w| w.as_array().to_vec());
         let model = self.inner.write(py, n_jobs, Length::Long, |s, call| {
             let options = PathOptions {
                 alpha,
                 ..s.options.clone()
             };
-            CoreRidge::fit(&mut s.process, &lifetimes, &y, &options, call.pool)
+            CoreRidge::fit(
+                &mut s.process,
+                &lifetimes,
+                &y,
+                weights.as_deref(),
+                &options,
+                call.pool,
+            )
         })?;
         Ok(GridRidge {
             inner: Handle::new(model),

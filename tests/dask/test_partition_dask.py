@@ -18,6 +18,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from numpydoc import validate as numpydoc_validate  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.utils import check_random_state  # noqa: E402
 
 from mondrian_learn import _core  # noqa: E402
@@ -88,11 +89,13 @@ def test_distributed_products_equal_the_in_memory_ones(client, data) -> None:  #
     against the dense one-hot matrix."""
     X, _, _ = data
     V = np.random.default_rng(1).normal(size=(600, 3))
-    full = RandomPartitionKernel(MondrianPartitions(3.0), 20, random_state=0).fit(X)
+    full = RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=20, random_state=0).fit(X)
     dk = DistributedPartitionKernel(full, rows(X), 1, 0)
     got = dk.matmul(rows(V)).compute()
     np.testing.assert_allclose(got, full.matmul(V), rtol=1e-12, atol=1e-12)
-    sub = RandomPartitionKernel(FastClusterPartitions(5), 20, random_state=0).fit(X[::4])
+    sub = RandomPartitionKernel(FastClusterPartitions(5), n_partitions=20, random_state=0).fit(
+        X[::4]
+    )
     dk = DistributedPartitionKernel(sub, rows(X), 1, 0)
     labels, _ = sub.assign(X)
     same = _core.PartitionKernel.from_labels(np.ascontiguousarray(labels))
@@ -117,9 +120,9 @@ def test_gp_equals_the_in_memory_gp(client, data) -> None:  # type: ignore[no-un
     X, y, X_new = data
     kw = dict(noise_variance=0.2, signal_variance=0.8, tol=1e-6, max_iter=3000, random_state=0)
     X_new = X_new[:12]  # one block of the exact route's CG
-    memory = InMemoryGP(MondrianPartitions(3.0), 20, variance="exact", **kw).fit(X, y)
+    memory = InMemoryGP(MondrianPartitions(3.0), n_partitions=20, variance="exact", **kw).fit(X, y)
     gp = PartitionGPRegressor(
-        MondrianPartitions(3.0), 20, subsample=None, variance="exact", **kw
+        MondrianPartitions(3.0), n_partitions=20, subsample=None, variance="exact", **kw
     ).fit(rows(X), da.from_array(y, chunks=200))
     want_mean, want_std = memory.predict(X_new, return_std=True)
     mean, std = gp.predict(X_new, return_std=True)
@@ -145,11 +148,18 @@ def test_gp_noise_by_marginal_likelihood(client, data) -> None:  # type: ignore[
     of sums over three blocks into relative differences of about 1e-4 after 30 steps."""
     X, y, _ = data
     gp = PartitionGPRegressor(
-        MondrianPartitions(3.0), 20, subsample=None, n_probes=4, lanczos_steps=30, random_state=0
+        MondrianPartitions(3.0),
+        n_partitions=20,
+        subsample=None,
+        n_probes=4,
+        lanczos_steps=30,
+        random_state=0,
     ).fit(rows(X), y)
     rng = check_random_state(0)
     kernel = RandomPartitionKernel(
-        MondrianPartitions(3.0), 20, random_state=int(rng.randint(0, 2**32 - 1, dtype=np.int64))
+        MondrianPartitions(3.0),
+        n_partitions=20,
+        random_state=int(rng.randint(0, 2**32 - 1, dtype=np.int64)),
     ).fit(X)
     model = kernel.model_
     centred = (y - y.mean())[:, None]
@@ -175,9 +185,11 @@ def test_kernel_pca_equals_the_in_memory_one(client, data) -> None:  # type: ign
     """Block Lanczos on the clusters' centred Gram matrix: the in-memory eigenvalues, and
     the training and new points' scores up to each component's sign."""
     X, _, X_new = data
-    memory = InMemoryPCA(3, MondrianPartitions(3.0), 20, random_state=0)
+    memory = InMemoryPCA(3, sampler=MondrianPartitions(3.0), n_partitions=20, random_state=0)
     want = memory.fit_transform(X)
-    pca = PartitionKernelPCA(3, MondrianPartitions(3.0), 20, subsample=None, random_state=0)
+    pca = PartitionKernelPCA(
+        3, sampler=MondrianPartitions(3.0), n_partitions=20, subsample=None, random_state=0
+    )
     scores = pca.fit_transform(rows(X)).compute()
     np.testing.assert_allclose(pca.eigenvalues_, memory.eigenvalues_, rtol=1e-9)
     signs = np.sign(np.sum(scores * want, axis=0))
@@ -188,12 +200,62 @@ def test_kernel_pca_equals_the_in_memory_one(client, data) -> None:  # type: ign
     )
 
 
+def test_tables_derive_from_the_in_memory_ones() -> None:
+    """Each Dask twin's parameters are its in-memory estimator's, the same objects in the
+    same order, with ``subsample`` after ``n_partitions`` (the GP without
+    ``preconditioner``: its clusters' system is solved with Jacobi)."""
+    for twin, memory, dropped in [
+        (PartitionGPRegressor, InMemoryGP, {"preconditioner"}),
+        (PartitionKernelPCA, InMemoryPCA, set()),
+    ]:
+        want = [name for name in memory._parameters if name not in dropped]
+        at = want.index("n_partitions") + 1
+        assert list(twin._parameters) == want[:at] + ["subsample"] + want[at:]
+        for name in want:
+            assert twin._parameters[name] is memory._parameters[name], name
+
+
+def test_convergence_warnings_are_the_in_memory_ones(client, data) -> None:  # type: ignore[no-untyped-def]
+    """The twins run the in-memory estimators' policy: CG stopped at ``max_iter`` gives the
+    same warning text and ``n_iter_`` in both GPs, block Lanczos out of restarts the same
+    text in both kernel PCAs, and the exact route's unconverged variances say what to
+    raise."""
+    X, y, X_new = data
+    kw: dict = dict(n_partitions=20, noise_variance=0.01, signal_variance=1.0, random_state=0)
+    kw.update(tol=1e-12, max_iter=1)
+    stopped = r"conjugate gradients stopped after 1 iterations with relative residual \S+ > "
+    stopped += r"tol=1e-12; raise max_iter"
+    gp = PartitionGPRegressor(MondrianPartitions(3.0), subsample=None, **kw)
+    for estimator, points in [(InMemoryGP(MondrianPartitions(3.0), **kw), X), (gp, rows(X))]:
+        with pytest.warns(ConvergenceWarning, match=stopped):
+            estimator.fit(points, y)
+        assert estimator.n_iter_ == 1
+    with pytest.warns(ConvergenceWarning, match="some predictive variances; raise max_iter"):
+        gp.predict(X_new[:4], return_std=True)
+    messages = []
+    for estimator, points in [
+        (InMemoryPCA(3, n_partitions=20, tol=1e-15, max_restarts=0, random_state=0), X),
+        (PartitionKernelPCA(3, n_partitions=20, subsample=None, tol=1e-15, max_restarts=0), X),
+    ]:
+        with pytest.warns(ConvergenceWarning) as record:
+            estimator.fit(points)
+        messages += [str(w.message) for w in record if w.category is ConvergenceWarning]
+    assert len(messages) == 2, messages
+    for message in messages:
+        assert message.startswith("block Lanczos stopped after 0 restarts with residuals ")
+        assert message.endswith(" > tol · λ₁; raise max_restarts")
+
+
 def test_subsample_and_bad_input(client, data) -> None:  # type: ignore[no-untyped-def]
     """``subsample`` rows fit the sampler and every row is placed by its cuts; bad input
     is refused by name."""
     X, y, X_new = data
     gp = PartitionGPRegressor(
-        MondrianPartitions(3.0), 10, subsample=150, noise_variance=0.05, signal_variance=0.8
+        MondrianPartitions(3.0),
+        n_partitions=10,
+        subsample=150,
+        noise_variance=0.05,
+        signal_variance=0.8,
     ).fit(rows(X), y)
     assert gp.n_subsample_ == 150 and gp.kernel_.n_points_ == 150
     assert np.all(np.isfinite(gp.predict(X_new)))

@@ -32,11 +32,15 @@ def test_pickle_clone_and_pipelines(data) -> None:  # type: ignore[no-untyped-de
     X, y = data
     gp = make_pipeline(
         StandardScaler(),
-        PartitionGPRegressor(MondrianPartitions(0.5), 30, noise_variance=0.05, random_state=0),
+        PartitionGPRegressor(
+            MondrianPartitions(0.5), n_partitions=30, noise_variance=0.05, random_state=0
+        ),
     ).fit(X, y)
     copy = pickle.loads(pickle.dumps(gp))
     np.testing.assert_array_equal(copy.predict(X[:20]), gp.predict(X[:20]))
-    pca = PartitionKernelPCA(2, FastClusterPartitions(4), 20, random_state=0).fit(X)
+    pca = PartitionKernelPCA(
+        2, sampler=FastClusterPartitions(4), n_partitions=20, random_state=0
+    ).fit(X)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(pca)).transform(X), pca.transform(X))
     fresh = clone(pca)
     assert not hasattr(fresh, "kernel_") and fresh.get_params()["sampler"].max_level == 4

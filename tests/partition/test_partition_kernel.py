@@ -103,7 +103,7 @@ def test_mondrian_kernel_converges_to_laplace() -> None:
     X = rng.uniform(size=(40, 3))
     lam, m = 2.0, 4000
     kernel = RandomPartitionKernel(
-        MondrianPartitions(lam), m, scale_features=False, random_state=0, n_jobs=2
+        MondrianPartitions(lam), n_partitions=m, scale_features=False, random_state=0, n_jobs=2
     ).fit(X)
     for points, K in [(X, kernel.kernel_matrix())]:
         p = np.exp(-lam * np.abs(points[:, None, :] - X[None, :, :]).sum(axis=2))
@@ -115,7 +115,7 @@ def test_mondrian_kernel_converges_to_laplace() -> None:
     assert np.all(np.abs(K_new - p) <= 5 * np.sqrt(p * (1 - p) / m) + 1e-12)
     # Averaging fewer partitions gives a larger error (the estimate converges in m).
     few = RandomPartitionKernel(
-        MondrianPartitions(lam), 40, scale_features=False, random_state=0
+        MondrianPartitions(lam), n_partitions=40, scale_features=False, random_state=0
     ).fit(X)
     p = np.exp(-lam * np.abs(X[:, None, :] - X[None, :, :]).sum(axis=2))
     assert np.abs(few.kernel_matrix() - p).mean() > 3 * np.abs(kernel.kernel_matrix() - p).mean()
@@ -124,9 +124,9 @@ def test_mondrian_kernel_converges_to_laplace() -> None:
 def test_random_forest_clusters_are_ancestors_at_the_drawn_depth(data) -> None:  # type: ignore[no-untyped-def]
     X, y, X_new = data
     forest = ExtraTreesClassifier(max_depth=6)
-    kernel = RandomPartitionKernel(RandomForestPartitions(forest), 25, random_state=4).fit(
-        X, y > y.mean()
-    )
+    kernel = RandomPartitionKernel(
+        RandomForestPartitions(forest), n_partitions=25, random_state=4
+    ).fit(X, y > y.mean())
     depths = kernel.model_.forest_depths()
     # Refit the same forest to read scikit-learn's own decision paths.
     fitted = RandomForestPartitions(forest)._fit_forest(X, y > y.mean(), 25, kernel_seed(kernel), 1)
@@ -186,11 +186,15 @@ def _stops(tree: object, X: np.ndarray, node_depth: np.ndarray, d: int) -> set:
 
 def test_fast_cluster_levels_and_callable_rules(data) -> None:  # type: ignore[no-untyped-def]
     X, y, X_new = data
-    kernel = RandomPartitionKernel(FastClusterPartitions(max_level=3), 200, random_state=0).fit(X)
+    kernel = RandomPartitionKernel(
+        FastClusterPartitions(max_level=3), n_partitions=200, random_state=0
+    ).fit(X)
     # 2^s clusters, s ~ U{0..3} (one cluster when no dimension is kept); each level has
     # probability 1/4 per partition, so all occur among 200 partitions.
     assert set(kernel.n_clusters_) == {1, 2, 4, 8}
-    callable_kernel = RandomPartitionKernel(kmeans_partition, 12, random_state=0).fit(X)
+    callable_kernel = RandomPartitionKernel(kmeans_partition, n_partitions=12, random_state=0).fit(
+        X
+    )
     labels, weights = callable_kernel.assign(X_new)
     assert weights is None
     rules = callable_kernel.rules_
@@ -213,7 +217,9 @@ def test_results_do_not_depend_on_n_jobs(data, sampler: str) -> None:  # type: i
     V = np.random.default_rng(5).normal(size=(400, 2))
 
     def products(n_jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        kernel = RandomPartitionKernel(sampler, 20, random_state=7, n_jobs=n_jobs).fit(X, y)
+        kernel = RandomPartitionKernel(sampler, n_partitions=20, random_state=7, n_jobs=n_jobs).fit(
+            X, y
+        )
         return kernel.model_.labels(), kernel.matmul(V), kernel.cross_matmul(X_new, V)
 
     assert_same_for_any_n_jobs(products)
@@ -222,7 +228,7 @@ def test_results_do_not_depend_on_n_jobs(data, sampler: str) -> None:  # type: i
 def test_pickle_round_trip(data) -> None:  # type: ignore[no-untyped-def]
     X, y, X_new = data
     for sampler in ["mondrian", "random_forest", "fast_cluster"]:
-        kernel = RandomPartitionKernel(sampler, 10, random_state=0).fit(X, y)
+        kernel = RandomPartitionKernel(sampler, n_partitions=10, random_state=0).fit(X, y)
         copy = pickle.loads(pickle.dumps(kernel))
         np.testing.assert_array_equal(copy.kernel_matrix(X_new), kernel.kernel_matrix(X_new))
     blob = kernel.model_.to_bytes()

@@ -34,7 +34,7 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def test_cg_solution_matches_dense_solve(data) -> None:  # type: ignore[no-untyped-def]
     X, y, _ = data
-    kernel = RandomPartitionKernel(MondrianPartitions(3.0), 50, random_state=0).fit(X)
+    kernel = RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=50, random_state=0).fit(X)
     A = 1.5 * kernel.kernel_matrix() + 0.05 * np.eye(800)
     B = np.column_stack([y, np.cos(X[:, 2]), np.zeros(800)])
     exact = np.linalg.solve(A, B)
@@ -57,7 +57,9 @@ def test_preconditioner_formula_and_iteration_counts(data) -> None:  # type: ign
     kernel's diagonal is constant (k̂(x, x) = 1), and CG is invariant to a scalar
     preconditioner."""
     X, y, _ = data
-    kernel = RandomPartitionKernel(RandomForestPartitions(), 100, random_state=0).fit(X, y)
+    kernel = RandomPartitionKernel(RandomForestPartitions(), n_partitions=100, random_state=0).fit(
+        X, y
+    )
     s, noise = 1.0, 0.01
     labels = kernel.model_.labels()
     # The core's operator equals the average of dense inverses (checked on the first five
@@ -91,7 +93,12 @@ def dense_gp(K: np.ndarray, K_star: np.ndarray, y: np.ndarray, s: float, noise: 
 def test_gp_posterior_matches_dense_gp(data, sampler) -> None:  # type: ignore[no-untyped-def]
     X, y, X_new = data
     gp = PartitionGPRegressor(
-        sampler, 40, noise_variance=0.02, signal_variance=0.7, tol=1e-10, random_state=0
+        sampler,
+        n_partitions=40,
+        noise_variance=0.02,
+        signal_variance=0.7,
+        tol=1e-10,
+        random_state=0,
     ).fit(X, y)
     K = gp.kernel_.kernel_matrix()
     K_star = gp.kernel_.kernel_matrix(X_new)
@@ -116,7 +123,12 @@ def test_joint_predictive_covariance_matches_a_dense_computation(data) -> None: 
         return lambda Z: np.floor(4 * Z + shift) @ [1, 10, 100]
 
     gp = PartitionGPRegressor(
-        grid, 40, noise_variance=noise, signal_variance=s, tol=1e-10, scale_features=False
+        grid,
+        n_partitions=40,
+        noise_variance=noise,
+        signal_variance=s,
+        tol=1e-10,
+        scale_features=False,
     ).fit(X[:300], y[:300])
     K = gp.kernel_.kernel_matrix()
     K_star = gp.kernel_.kernel_matrix(X_new)
@@ -141,7 +153,7 @@ def test_mondrian_covariance_and_samples(data) -> None:  # type: ignore[no-untyp
     positive semi-definite with the predictive variances on its diagonal, and ``sample_y``
     draws from N(mean, cov) exactly as scikit-learn's GP does."""
     X, y, X_new = data
-    gp = PartitionGPRegressor(MondrianPartitions(3.0), 40, random_state=0, tol=1e-10)
+    gp = PartitionGPRegressor(MondrianPartitions(3.0), n_partitions=40, random_state=0, tol=1e-10)
     gp.fit(X[:300], y[:300])
     mean, cov = gp.predict(X_new, return_cov=True)
     assert np.linalg.eigvalsh(cov).min() > -1e-9
@@ -163,7 +175,9 @@ def test_lanczos_quadrature_matches_dense_log_likelihood(data, monkeypatch) -> N
     (N = 800 would take the exact route: the Lanczos route is forced.)"""
     monkeypatch.setattr(_marginal_likelihood, "EXACT_MAX_POINTS", 0)
     X, y, _ = data
-    kernel = RandomPartitionKernel(RandomForestPartitions(), 60, random_state=0).fit(X, y)
+    kernel = RandomPartitionKernel(RandomForestPartitions(), n_partitions=60, random_state=0).fit(
+        X, y
+    )
     K = kernel.kernel_matrix()
     yc = y - y.mean()
     n_probes = 24
@@ -196,7 +210,9 @@ def test_variances_chosen_by_marginal_likelihood(data, monkeypatch, route) -> No
         monkeypatch.setattr(_marginal_likelihood, "EXACT_MAX_POINTS", 0)
     slack, value_slack = (3.0, 0.0) if route == "lanczos" else (0.01, 1e-4)
     X, y, _ = data
-    gp = PartitionGPRegressor(RandomForestPartitions(), 60, random_state=0, tol=1e-8).fit(X, y)
+    gp = PartitionGPRegressor(
+        RandomForestPartitions(), n_partitions=60, random_state=0, tol=1e-8
+    ).fit(X, y)
     K = gp.kernel_.kernel_matrix()
     values, vectors = np.linalg.eigh(K)
     proj = (vectors.T @ (y - y.mean())) ** 2
@@ -232,7 +248,7 @@ def test_variances_chosen_by_marginal_likelihood(data, monkeypatch, route) -> No
     assert abs(gp.log_marginal_likelihood_value_ - chosen) <= 10 * error + value_slack
     # Fixing one variance searches the other only.
     fixed = PartitionGPRegressor(
-        RandomForestPartitions(), 60, signal_variance=2.0, random_state=0
+        RandomForestPartitions(), n_partitions=60, signal_variance=2.0, random_state=0
     ).fit(X, y)
     assert fixed.signal_variance_ == 2.0 and fixed.noise_variance_ != gp.noise_variance_
 
@@ -241,13 +257,15 @@ def test_not_converging_warns(data) -> None:  # type: ignore[no-untyped-def]
     X, y, _ = data
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         PartitionGPRegressor(
-            "mondrian", 10, noise_variance=1e-4, signal_variance=1.0, max_iter=2, random_state=0
+            n_partitions=10, noise_variance=1e-4, signal_variance=1.0, max_iter=2, random_state=0
         ).fit(X, y)
 
 
 def test_kernel_pca_matches_dense_eigenpairs(data) -> None:  # type: ignore[no-untyped-def]
     X, _, X_new = data
-    pca = PartitionKernelPCA(4, MondrianPartitions(1.5), 60, tol=1e-10, random_state=0).fit(X)
+    pca = PartitionKernelPCA(
+        4, sampler=MondrianPartitions(1.5), n_partitions=60, tol=1e-10, random_state=0
+    ).fit(X)
     K = pca.kernel_.kernel_matrix()
     centerer = KernelCenterer().fit(K)
     Kc = centerer.transform(K)
@@ -282,7 +300,9 @@ def test_kernel_pca_is_deterministic_across_n_jobs(data) -> None:  # type: ignor
 def test_svc_is_a_kernel_machine_on_one_hot_features(data) -> None:  # type: ignore[no-untyped-def]
     X, _, X_new = data
     labels = ((X - 0.5) ** 2).sum(axis=1) < 0.12
-    svc = PartitionSVC(MondrianPartitions(4.0), 100, C=10.0, random_state=0).fit(X, labels)
+    svc = PartitionSVC(MondrianPartitions(4.0), n_partitions=100, C=10.0, random_state=0).fit(
+        X, labels
+    )
     assert svc.score(X, labels) > 0.95
     # The decision function is w·φ(x) + b with φ the kernel's features.
     phi = svc.kernel_.features(X_new)

@@ -67,7 +67,7 @@ def test_exact_route_equals_a_dense_computation(data, sampler, n_points, path, w
         v = rng.uniform(0.3, 3.0, size=n_points)
     gp = PartitionGPRegressor(
         sampler,
-        30,
+        n_partitions=30,
         noise_variance=0.03,
         signal_variance=0.8,
         variance="exact",
@@ -108,7 +108,12 @@ def test_lanczos_bounds_bracket_the_exact_variance_and_close(data) -> None:  # t
     bound."""
     X, y, X_new, v = data
     gp = PartitionGPRegressor(
-        MondrianPartitions(4.0), 30, variance="exact", tol=1e-12, max_iter=5000, random_state=0
+        MondrianPartitions(4.0),
+        n_partitions=30,
+        variance="exact",
+        tol=1e-12,
+        max_iter=5000,
+        random_state=0,
     ).fit(X, y, sample_weight=v)
     _, exact = gp.predict(X_new, return_std=True)
     clusters = int(gp.kernel_.n_clusters_.sum())
@@ -130,7 +135,9 @@ def test_lanczos_covariance_and_parameters(data) -> None:  # type: ignore[no-unt
     variances on its diagonal; the factor is kept between calls, dropped by ``fit``, survives
     pickling, and the route's parameters are checked by name."""
     X, y, X_new, _ = data
-    gp = PartitionGPRegressor(MondrianPartitions(4.0), 30, variance_rank=12, random_state=0)
+    gp = PartitionGPRegressor(
+        MondrianPartitions(4.0), n_partitions=30, variance_rank=12, random_state=0
+    )
     gp.set_params(variance="lanczos").fit(X, y)
     _, std = gp.predict(X_new, return_std=True)
     _, cov = gp.predict(X_new, return_cov=True)
@@ -141,7 +148,9 @@ def test_lanczos_covariance_and_parameters(data) -> None:  # type: ignore[no-unt
     np.testing.assert_array_equal(loaded.predict(X_new, return_std=True)[1], std)
     # A refit on other targets recomputes the factor: as a fresh estimator's.
     gp.fit(X, 3 * y)
-    fresh = PartitionGPRegressor(MondrianPartitions(4.0), 30, variance_rank=12, random_state=0)
+    fresh = PartitionGPRegressor(
+        MondrianPartitions(4.0), n_partitions=30, variance_rank=12, random_state=0
+    )
     fresh.set_params(variance="lanczos").fit(X, 3 * y)
     np.testing.assert_array_equal(
         gp.predict(X_new, return_std=True)[1], fresh.predict(X_new, return_std=True)[1]
@@ -164,7 +173,7 @@ def test_cluster_space_likelihood_matches_the_dense_criterion() -> None:
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(300, 2))
     y = np.sin(4 * X[:, 0]) + 0.1 * rng.normal(size=300)
-    kernel = RandomPartitionKernel(FastClusterPartitions(4), 10, random_state=0).fit(X)
+    kernel = RandomPartitionKernel(FastClusterPartitions(4), n_partitions=10, random_state=0).fit(X)
     model, K = kernel.model_, kernel.kernel_matrix()
     clusters = int(kernel.n_clusters_.sum())
     centred = y - y.mean()

@@ -57,15 +57,10 @@ def confidence_plot(path: Path, seed: int) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    X, y = load_iris(return_X_y=True)
-    X = X[:, 2:]  # petal length and width (cm)
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    span = hi - lo
-    u, v = np.meshgrid(
-        np.linspace(lo[0] - span[0], hi[0] + span[0], 300),
-        np.linspace(lo[1] - span[1], hi[1] + span[1], 300),
-    )
-    grid = np.column_stack([u.ravel(), v.ravel()])
+    from mondrian_learn.plotting import ConfidenceDisplay
+
+    iris = load_iris()
+    X, y = iris.data[:, 2:], iris.target_names[iris.target]  # petal length and width (cm)
     models = [
         ("Mondrian forest", MondrianForestClassifier(random_state=seed)),
         ("Decision tree", DecisionTreeClassifier(random_state=seed)),
@@ -73,22 +68,12 @@ def confidence_plot(path: Path, seed: int) -> None:
     ]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), sharey=True)
     for ax, (name, model) in zip(axes, models):
-        confidence = model.fit(X, y).predict_proba(grid).max(axis=1).reshape(u.shape)
-        image = ax.imshow(
-            confidence,
-            origin="lower",
-            extent=(u.min(), u.max(), v.min(), v.max()),
-            aspect="auto",
-            vmin=1 / 3,
-            vmax=1,
-            cmap="magma",
-        )
-        for k, marker in enumerate("o^s"):
-            ax.scatter(*X[y == k].T, s=12, marker=marker, c="white", edgecolors="black", lw=0.4)
+        display = ConfidenceDisplay.from_estimator(model.fit(X, y), X, y, ax=ax)
         ax.set_title(name)
         ax.set_xlabel("petal length (cm)")
     axes[0].set_ylabel("petal width (cm)")
-    fig.colorbar(image, ax=axes, label="max class probability (1/3: uniform)")
+    axes[0].legend(title="species", loc="upper left", fontsize="small")
+    fig.colorbar(display.image_, ax=axes, label="max class probability (1/3: uniform)")
     fig.suptitle("Confidence away from the data: iris, three classes")
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)

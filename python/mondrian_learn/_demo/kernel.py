@@ -65,8 +65,8 @@ def run(out_dir: str | Path, seed: int = 0) -> None:
     print(f"λ with the largest log marginal likelihood on the same path: {by_evidence:.3g}")
     names = load_diabetes().feature_names
     print(
-        "Mondrian grid (50 grids), λ per feature after "
-        f"{grid.n_iter_} search steps: "
+        f"Mondrian grid (50 grids), λ per feature at the chosen step {grid.best_index_} "
+        f"of {grid.n_iter_}: "
         + ", ".join(f"{n} {v:.2g}" for n, v in zip(names, grid.lifetimes_))
         + f"; selected (λ ≥ {grid.lifetime_threshold}): "
         + ", ".join(names[d] for d in grid.selected_features_)
@@ -77,6 +77,8 @@ def run(out_dir: str | Path, seed: int = 0) -> None:
         return
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from mondrian_learn.plotting import LifetimeSearchDisplay, plain_log_ticks
 
     fig, ax = plt.subplots(figsize=(7, 4))
     shown = lifetimes > 0  # λ = 0 (one cell per tree: the training mean) is off a log axis
@@ -92,20 +94,27 @@ def run(out_dir: str | Path, seed: int = 0) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("lifetime λ (inverse kernel width)")
     ax.set_ylabel("validation RMSE")
+    plain_log_ticks(ax.xaxis)
     twin = ax.twinx()
-    twin.step(lifetimes[shown], path["log_evidence"][shown], where="post", color="tab:green")
+    twin.step(
+        lifetimes[shown],
+        path["log_evidence"][shown],
+        where="post",
+        color="tab:green",
+        label="log marginal likelihood",
+    )
     twin.set_ylabel("log marginal likelihood", color="tab:green")
-    ax.legend(loc="upper center")
+    # One legend for both axes, below them: inside, it covered a curve.
+    handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3)
     ax.set_title("Every kernel width from one path: 100 Mondrian trees, diabetes data")
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     out = Path(out_dir) / "kernel_path.png"
     fig.savefig(out, dpi=110, bbox_inches="tight")
     plt.close(fig)
     print(f"saved {out}")
-    from mondrian_learn.plotting import LifetimeSearchDisplay
-
     fig, ax = plt.subplots(figsize=(7, 4))
-    display = LifetimeSearchDisplay(grid.path_, grid.best_index_, list(names)).plot(ax)
+    display = LifetimeSearchDisplay.from_estimator(grid, ax, feature_names=list(names))
     display.ax_.set_title("A kernel width per feature: the Mondrian grid's search, diabetes data")
     out = Path(out_dir) / "grid_search.png"
     fig.savefig(out, dpi=110, bbox_inches="tight")

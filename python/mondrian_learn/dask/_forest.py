@@ -123,7 +123,7 @@ class DaskMondrianForest(BaseEstimator):
     """
 
     def __init__(
-        self, estimator: Any = None, n_parts: int | None = None, max_pending_chunks: int = 2
+        self, estimator: Any = None, *, n_parts: int | None = None, max_pending_chunks: int = 2
     ) -> None:
         self.estimator = estimator
         self.n_parts = n_parts

@@ -5,176 +5,33 @@ Lanczos and block Lanczos run on the clusters' Gram matrix ``M = GᵀG/m`` (``C 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin, TransformerMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, restore_on_failure, warn
-from mondrian_learn._validation import (
-    COUNT,
-    POSITIVE,
-    RUNTIME,
-    SCALING,
-    Integer,
-    Param,
-    check_parameter,
-    draw_seed,
+from mondrian_learn._base import EstimatorBase, restore_on_failure, store_parameters
+from mondrian_learn.dask._estimator import (
+    SUBSAMPLE,
+    DistributedPartitionEstimator,
+    assignment,
+    distributed_parameters,
 )
-from mondrian_learn.dask._partition import DistributedPartitionKernel, share
+from mondrian_learn.dask._operator import ClusterSystem
+from mondrian_learn.partition import PartitionGPRegressor as InMemoryGP
+from mondrian_learn.partition import PartitionKernelPCA as InMemoryPCA
 from mondrian_learn.partition import RandomPartitionKernel
-from mondrian_learn.partition._gp import RHO_FLOOR, check_fixed_ratio
-from mondrian_learn.partition._marginal_likelihood import ClusterSpaceLikelihood
-from mondrian_learn.partition._samplers import FRESH, SAMPLING
-from mondrian_learn.partition._variance import (
-    VARIANCE,
-    feature_norms,
-    lanczos_start,
-    lanczos_variances_from_rows,
+from mondrian_learn.partition._operator import (
+    LanczosVarianceMixin,
+    check_fixed_ratio,
+    fit_eigenpairs,
+    fit_variances,
+    warn_unconverged_variances,
 )
-
-#: Rows the sampler is fitted on by default (``subsample``): measured in the project's
-#: benchmarks against the sampler fitted on every row.
-SUBSAMPLE = 100_000
-
-#: The parameters every estimator here adds to the in-memory one's.
-DISTRIBUTED = {"subsample": Param(SUBSAMPLE, None, *COUNT)}
-
-
-def as_rows(X: Any, name: str = "X") -> Any:
-    """``X`` as a 2-D float64 Dask array with one chunk across its columns (a NumPy array
-    becomes one chunk of rows per 100,000)."""
-    import dask.array as da
-
-    if not isinstance(X, da.Array):
-        X = da.from_array(np.asarray(X), chunks=(100_000, -1))
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {X.shape}")
-    return X.astype(np.float64).rechunk({1: -1})
-
-
-def as_targets(y: Any, X: Any) -> Any:
-    """``y`` as a 1-D float64 Dask array chunked like the rows of ``X``."""
-    import dask.array as da
-
-    y = y if isinstance(y, da.Array) else da.from_array(np.asarray(y, dtype=np.float64))
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
-    return y.astype(np.float64).rechunk((X.chunks[0],))
-
-
-class DistributedPartitionEstimator(EstimatorBase):
-    """What the Dask estimators share: the kernel sampled on a subsample (``subsample``
-    rows drawn at random; None: every row, gathered on the client) and its labels of every
-    row block kept on the workers (``kernel_`` and the private distributed kernel).
-
-    Parameters
-    ----------
-    sampler, n_partitions, scale_features, random_state, n_jobs, verbose
-        As for :class:`~mondrian_learn.partition.RandomPartitionKernel` (``n_jobs``: threads
-        of each block's call into the core on a worker).
-    subsample : int or None, default=100000
-        Rows the sampler is fitted on (all of them when fewer): its partitions of those rows
-        are extended to every row by their cuts (see :mod:`mondrian_learn.dask._partition`).
-        A sampler whose cells are sized in rows (a Random Forest's ``min_samples_leaf``, or
-        its default fully grown trees) makes coarser cells on fewer rows: scale its leaf
-        size with the subsample (our benchmarks measure the accuracy each sampler loses).
-    """
-
-    _parameters = {**SAMPLING, **DISTRIBUTED, **SCALING, **RUNTIME}
-
-    def _distribute(self, X: Any, y: Any = None) -> tuple[np.random.RandomState, Any]:
-        """Sample ``kernel_`` and label every row block; returns the estimator's random state
-        (to draw what comes next) and ``y`` as a Dask array (None without)."""
-        self._validate_params()
-        X = as_rows(X)
-        y = None if y is None else as_targets(y, X)
-        n = int(X.shape[0])
-        rng = check_random_state(self.random_state)
-        # The kernel's seed as the in-memory estimators draw it: with subsample=None both
-        # sample the same partitions.
-        seed = int(rng.randint(0, 2**32 - 1, dtype=np.int64))
-        if self.subsample is None or int(self.subsample) >= n:
-            rows, targets = X.compute(), None if y is None else y.compute()
-        else:
-            pick = np.sort(
-                np.random.default_rng(draw_seed(rng)).choice(n, int(self.subsample), replace=False)
-            )
-            rows, targets = X[pick].compute(), None if y is None else y[pick].compute()
-        if not np.isfinite(rows).all():
-            raise ValueError("X contains NaN or infinity")
-        self.kernel_ = RandomPartitionKernel(
-            self.sampler,
-            self.n_partitions,
-            scale_features=self.scale_features,
-            random_state=seed,
-            n_jobs=self.n_jobs,
-        ).fit(rows, targets)
-        self.n_features_in_ = int(X.shape[1])
-        self.n_subsample_ = int(rows.shape[0])
-        self._distributed_kernel = DistributedPartitionKernel(
-            self.kernel_, X, self._threads(), self.verbose
-        )
-        return rng, y
-
-    def _rows(self) -> DistributedPartitionKernel:
-        """The training rows' labels on the workers (not pickled: a Dask cluster's data)."""
-        check_is_fitted(self)
-        rows = self.__dict__.get("_distributed_kernel")
-        if rows is None:
-            raise ValueError(
-                "this estimator was restored from a pickle: the training rows' labels on the "
-                "Dask workers are gone; fit it again"
-            )
-        return rows
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(super().__getstate__())
-        state.pop("_distributed_kernel", None)
-        return state
-
-    def _checked(self, X: Any) -> np.ndarray:
-        """New points gathered here as a float64 ndarray, checked."""
-        check_is_fitted(self)
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have shape (n_samples, {self.n_features_in_}), got {X.shape}")
-        return X
-
-    def _per_row_block(self, X: Any, f: Any, *args: Any, width: int) -> Any:
-        """``f(kernel, rows, *args)`` (``n × width``) on every row block of a Dask ``X``, as a
-        Dask array; on an ndarray, computed here."""
-        import dask
-        import dask.array as da
-
-        check_is_fitted(self)
-        if not isinstance(X, da.Array):
-            return f(self.kernel_, self._checked(X), *args)
-        X = as_rows(X)
-        kernel, shared = share(self.kernel_), [share(a) for a in args]
-        blocks = [b for row in X.to_delayed() for b in row]
-        return da.concatenate(
-            [
-                da.from_delayed(
-                    dask.delayed(f, pure=True)(kernel, b, *shared),
-                    shape=(n, width),
-                    dtype=np.float64,
-                )
-                for b, n in zip(blocks, X.chunks[0])
-            ]
-        )
-
-
-def _assignment(kernel: RandomPartitionKernel, rows: np.ndarray) -> tuple[Any, None]:
-    """Labels of new points, placed by the rules' cuts as the training rows are (the
-    conditional Mondrian's weights are not used on Dask, see the module notes of
-    :mod:`mondrian_learn.dask._partition`); a point in no cluster (a callable rule's unseen
-    label) is alone there (``FRESH``)."""
-    return np.ascontiguousarray(kernel.assign(rows)[0]), None
+from mondrian_learn.partition._samplers import FRESH
+from mondrian_learn.partition._variance import feature_norms
 
 
 def _gp_block(
@@ -189,7 +46,7 @@ def _gp_block(
     """Means (and, with the upper LOVE factor, standard deviations) of a block of new points:
     ``(n, 1)`` or ``(n, 2)``."""
     model = kernel.model_
-    labels, weights = _assignment(kernel, rows)
+    labels, weights = assignment(kernel, rows)
     m = model.n_partitions
     mean = y_mean + m * model.gather_sums(coef, 1, labels, weights)[:, 0]
     if factor is None:
@@ -199,7 +56,7 @@ def _gp_block(
     return np.column_stack([mean, np.sqrt(np.maximum(var, noise))])
 
 
-class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
+class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator, LanczosVarianceMixin):
     """:class:`mondrian_learn.partition.PartitionGPRegressor` on rows spread over a Dask
     cluster: the same model (covariance ``s k̂(a, b) + σ² 1[a = b]``, variances by marginal
     likelihood when None), solved in the clusters' space.
@@ -207,7 +64,8 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
     With ``G`` the rows' one-hot labels and ``M = GᵀG/m``, the posterior mean at ``x*`` is
     ``ȳ + g*ᵀ u`` with ``(M + ρI) u = Gᵀ(y − ȳ)/m``, ``ρ = σ²/s`` (push-through of
     ``s K̂ (s K̂ + σ² I)⁻¹``): CG on ``M + ρI`` (Jacobi: its diagonal is the clusters' sizes
-    over m, plus ρ) to the relative residual ``tol``; ``cluster_coef_`` holds ``u``, so
+    over m, plus ρ) until the training points' relative residual is within ``tol``, the
+    in-memory estimator's criterion; ``cluster_coef_`` holds ``u``, so
     predictions need only the new points' labels. The marginal likelihood comes from Lanczos
     on ``M`` (:class:`~mondrian_learn.partition._marginal_likelihood.ClusterSpaceLikelihood`),
     the predictive variances from the routes of the in-memory estimator on ``M``
@@ -219,8 +77,8 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
     sampler, n_partitions, subsample, scale_features, random_state, n_jobs, verbose
         See :class:`DistributedPartitionEstimator`.
     noise_variance, signal_variance, tol, max_iter, n_probes, lanczos_steps
-        As for :class:`mondrian_learn.partition.PartitionGPRegressor` (``tol`` applies to the
-        clusters' system).
+        As for :class:`mondrian_learn.partition.PartitionGPRegressor` (``tol`` bounds the
+        training points' residual, as there: the clusters' system is solved until it does).
     variance : {"exact", "lanczos"}, default="exact"
         Route of ``predict(return_std=True)``, as in the in-memory estimator. Here the exact
         route costs a CG solve per 16 points whose every iteration is a distributed product,
@@ -242,20 +100,28 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
         CG iterations of the fit.
     """
 
-    _parameters = {
-        **SAMPLING,
-        **DISTRIBUTED,
-        "noise_variance": Param(None, None, *POSITIVE),
-        "signal_variance": Param(None, None, *POSITIVE),
-        "tol": Param(1e-3, *POSITIVE),
-        "max_iter": Param(1000, *COUNT),
-        "n_probes": Param(16, Integer(low=2)),
-        "lanczos_steps": Param(60, *COUNT),
-        "variance": Param("exact", *VARIANCE),
-        "variance_rank": Param(100, *COUNT),
-        **SCALING,
-        **RUNTIME,
-    }
+    _parameters = distributed_parameters(InMemoryGP._parameters, without=("preconditioner",))
+
+    def __init__(
+        self,
+        sampler: str | EstimatorBase | Callable[..., Any] = "mondrian",
+        *,
+        n_partitions: int = 100,
+        subsample: int | None = SUBSAMPLE,
+        noise_variance: float | None = None,
+        signal_variance: float | None = None,
+        tol: float = 1e-3,
+        max_iter: int = 1000,
+        variance: str = "exact",
+        variance_rank: int = 100,
+        n_probes: int = 16,
+        lanczos_steps: int = 60,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
 
     @restore_on_failure
     def fit(self, X: Any, y: Any) -> PartitionGPRegressor:
@@ -274,100 +140,21 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
         self : PartitionGPRegressor
             The fitted estimator.
         """
-        import dask
-
         self._validate_params()
         check_fixed_ratio(  # before the partitions are sampled
             None if self.signal_variance is None else float(self.signal_variance),
             None if self.noise_variance is None else float(self.noise_variance),
         )
-        rng, y = self._distribute(X, y)
-        dk = self._rows()
-        m, n, threads = dk.n_partitions, dk.n_rows, self._threads()
+        rng, y, stages = self._distribute(X, y)
         self.y_mean_ = float(y.mean().compute())
-        centred = [b - self.y_mean_ for b in y.to_delayed()]
-        c = dk.cluster_sums_of([dask.delayed(np.reshape)(b, (-1, 1)) for b in centred])[:, 0] / m
-        y_norm2 = float(((y - self.y_mean_) ** 2).sum().compute())
-        probe_seed = draw_seed(rng)
-        self._variance_seed = draw_seed(rng)
-        self._variance_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        signal, noise = (
-            None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
+        system = ClusterSystem(
+            self._operator(), y, self.y_mean_, float(self.tol), int(self.max_iter)
         )
-        if signal is None or noise is None:
-            likelihood = ClusterSpaceLikelihood(
-                lambda starts, steps: _core.operator_lanczos(dk.gram, starts, steps, threads),
-                c,
-                y_norm2,
-                n,
-                m,
-                int(self.n_probes),
-                int(self.lanczos_steps),
-                probe_seed,
-            )
-        fixed, floor = (signal, noise), RHO_FLOOR
-        while True:
-            if None in fixed:
-                signal, noise = likelihood.maximise(*fixed, floor)
-            assert signal is not None and noise is not None
-            rho = noise / signal
-            u, self.n_iter_, residual = self._solve(dk, c, rho, y_norm2)
-            converged = residual <= float(self.tol)
-            if converged or None not in fixed or rho >= 1e2:
-                break
-            floor = 10.0 * rho
-        self.signal_variance_, self.noise_variance_ = float(signal), float(noise)
-        self.cluster_coef_ = u
-        if not converged and y_norm2 > 0:
-            warn(
-                f"conjugate gradients stopped after {self.n_iter_} iterations with relative "
-                f"residual {residual:.2e} > tol={self.tol}; raise max_iter",
-                ConvergenceWarning,
-            )
-        if self.signal_variance is None or self.noise_variance is None:
-            # yᵀ(sK̂ + σ²I)⁻¹y from the CG solution (push-through, as in the criterion).
-            quadratic = (y_norm2 - m * float(c @ u)) / noise
-            self.log_marginal_likelihood_value_ = likelihood.value(signal, noise, quadratic)
-            self.log_marginal_likelihood_std_ = 0.5 * likelihood.logdet(rho)[1]
+        self.cluster_coef_ = fit_variances(self, system, rng, stages)
         return self
 
-    def _solve(
-        self, dk: DistributedPartitionKernel, c: np.ndarray, rho: float, y_norm2: float
-    ) -> tuple[np.ndarray, int, float]:
-        """``(M + ρI) u = c`` by CG with Jacobi, to the in-memory estimator's criterion: the
-        training points' residual ``r = y − (s K̂ + σ² I) α`` of the dual weights
-        ``α = (y − G u)/σ²`` it implies, ``‖r‖ ≤ tol ‖y‖``. That residual is
-        ``−G r_c / ρ`` for the clusters' residual ``r_c = c − (M + ρI) u``, so
-        ``‖r‖² = m r_cᵀ M r_c / ρ²``: one product per check. CG's own criterion
-        (``‖r_c‖ ≤ tol ‖c‖``) is a different norm, so the solve is refined (CG on the
-        residual, its tolerance scaled by the ratio of the two norms) until the criterion
-        holds. Returns ``u``, the CG iterations and the relative residual reached."""
-        m, threads, tol = dk.n_partitions, self._threads(), float(self.tol)
-        y_norm = np.sqrt(y_norm2)
-        u, residual, spent = np.zeros_like(c), c.copy(), 0
-        diagonal = dk.sizes / m + rho
-        relative, inner = np.inf, tol
-        for _refinement in range(8):
-            relative = np.sqrt(max(m * residual @ dk.gram(residual[:, None])[:, 0], 0.0))
-            relative /= rho * max(y_norm, np.finfo(float).tiny)
-            norm = np.linalg.norm(residual)
-            if relative <= tol or spent >= int(self.max_iter) or norm == 0.0:
-                break
-            if spent:
-                # The clusters' residual that meets tol, from the ratio of the two norms.
-                inner = min(0.5, 0.5 * tol / relative)
-            step, iterations, _, _ = _core.operator_solve(
-                lambda U: dk.gram(U) + rho * U,
-                np.ascontiguousarray(residual[:, None]),
-                inner,
-                int(self.max_iter) - spent,
-                threads,
-                diagonal,
-            )
-            spent += int(iterations[0])
-            u = u + step[:, 0]
-            residual = c - dk.gram(u[:, None])[:, 0] - rho * u
-        return u, spent, float(relative)
+    def _new_labels(self, X: Any) -> tuple[np.ndarray, None]:
+        return assignment(self.kernel_, self._checked(X))
 
     def predict(self, X: Any, return_std: bool = False) -> Any:
         """Posterior predictive means (and standard deviations of new noisy targets).
@@ -400,33 +187,12 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
         mean = self.predict(X)
         return mean, np.sqrt(self._exact_variance(X))
 
-    def predict_std_bounds(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Certified lower and upper bounds of the exact predictive standard deviations from
-        the ``"lanczos"`` route's decomposition (as the in-memory estimator's).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Points (finite values).
-
-        Returns
-        -------
-        lower, upper : ndarray of shape (n_samples,)
-            Bounds of the exact predictive standard deviations.
-        """
-        labels, weights = _assignment(self.kernel_, self._checked(X))
-        model, s, noise = self.kernel_.model_, self.signal_variance_, self.noise_variance_
-        upper_f, lower_f = self._variance_factors()
-        up = model.gather_sums(upper_f, self._threads(), labels, weights)
-        lo = model.gather_sums(lower_f, self._threads(), labels, weights)
-        lower, upper = lanczos_variances_from_rows(up, lo, feature_norms(labels, weights), s, noise)
-        return np.sqrt(np.maximum(lower, noise)), np.sqrt(np.maximum(upper, noise))
-
     def _exact_variance(self, X: np.ndarray) -> np.ndarray:
         """``σ² + s (1 − ‖φ*‖²) + σ² φ*ᵀ(M + ρI)⁻¹φ*`` per point by CG on the distributed
         ``M``, 16 points per solve."""
-        dk = self._rows()
-        labels, weights = _assignment(self.kernel_, self._checked(X))
+        operator = self._operator()
+        dk = operator.rows
+        labels, weights = self._new_labels(X)
         m, s, noise = dk.n_partitions, self.signal_variance_, self.noise_variance_
         rho = noise / s
         offsets = self.kernel_.model_.cluster_offsets().astype(np.int64)
@@ -440,40 +206,12 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator):
             rhs = np.zeros((dk.n_clusters, width))
             for j in range(width):
                 np.add.at(rhs[:, j], at[:, part][:, j], w[:, part][:, j])
-            z, _, _, converged = _core.operator_solve(
-                lambda U: dk.gram(U) + rho * U,
-                rhs,
-                float(self.tol),
-                int(self.max_iter),
-                self._threads(),
-                dk.sizes / m + rho,
+            z, _, _, converged = operator.solve_shifted(
+                rhs, rho, float(self.tol), int(self.max_iter)
             )
-            if not converged.all():
-                warn(
-                    "conjugate gradients did not converge for some predictive variances",
-                    ConvergenceWarning,
-                )
+            warn_unconverged_variances(converged)
             out[part] = noise * np.einsum("ij,ij->j", rhs, z) / m
         return out + noise + s * (1.0 - feature_norms(labels, weights))
-
-    def _variance_factors(self) -> tuple[np.ndarray, np.ndarray]:
-        """The two LOVE factors (clusters × rank), on first use (kept until ``fit``)."""
-        check_parameter("variance_rank", self.variance_rank, COUNT)
-        rank, dk = int(self.variance_rank), self._rows()
-        cache = self.__dict__.setdefault("_variance_cache", {})
-        if rank not in cache:
-            cache.clear()
-            cache[rank] = _core.operator_variance_factors(
-                dk.gram,
-                lanczos_start(dk.sizes, rank, self._variance_seed),
-                rank,
-                self._variance_seed,
-                self.signal_variance_,
-                self.noise_variance_,
-                dk.n_partitions,
-                self._threads(),
-            )
-        return cache[rank]
 
 
 def _scores_block(
@@ -481,7 +219,7 @@ def _scores_block(
 ) -> np.ndarray:
     """``(φ(x) − μ)ᵀ V`` of a block of new points."""
     model = kernel.model_
-    labels, weights = _assignment(kernel, rows)
+    labels, weights = assignment(kernel, rows)
     return np.sqrt(model.n_partitions) * model.gather_sums(components, 1, labels, weights) - offset
 
 
@@ -522,17 +260,25 @@ class PartitionKernelPCA(TransformerMixin, DistributedPartitionEstimator):
         Distributed block products used by Lanczos.
     """
 
-    _parameters = {
-        "n_components": Param(5, *COUNT),
-        **SAMPLING,
-        **DISTRIBUTED,
-        "block_size": Param(None, None, *COUNT),
-        "krylov_depth": Param(6, *COUNT),
-        "tol": Param(1e-6, *POSITIVE),
-        "max_restarts": Param(50, Integer(low=0)),
-        **SCALING,
-        **RUNTIME,
-    }
+    _parameters = distributed_parameters(InMemoryPCA._parameters)
+
+    def __init__(
+        self,
+        n_components: int = 5,
+        *,
+        sampler: str | EstimatorBase | Callable[..., Any] = "mondrian",
+        n_partitions: int = 100,
+        subsample: int | None = SUBSAMPLE,
+        block_size: int | None = None,
+        krylov_depth: int = 6,
+        tol: float = 1e-6,
+        max_restarts: int = 50,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
 
     @restore_on_failure
     def fit(self, X: Any, y: Any = None) -> PartitionKernelPCA:
@@ -551,35 +297,15 @@ class PartitionKernelPCA(TransformerMixin, DistributedPartitionEstimator):
         self : PartitionKernelPCA
             The fitted estimator.
         """
-        rng, _ = self._distribute(X, y)
+        rng, _, stages = self._distribute(X, y)
         dk = self._rows()
         k = int(self.n_components)
-        block = max(k + 5, 2 * k) if self.block_size is None else int(self.block_size)
         n, m, g = dk.n_rows, dk.n_partitions, dk.sizes
         if k > min(n, dk.n_clusters):
             raise ValueError(f"n_components={k} exceeds the number of samples or clusters")
-
-        def centred(U: np.ndarray) -> np.ndarray:
-            return dk.gram(U) - np.outer(g, g @ U) / (n * m)
-
-        values, vectors, residuals, products, converged = _core.operator_top_eigen(
-            centred,
-            dk.n_clusters,
-            k,
-            block,
-            int(self.krylov_depth),
-            float(self.tol),
-            int(self.max_restarts),
-            draw_seed(rng),
-            self._threads(),
-        )
-        if not converged:
-            warn(
-                "block Lanczos did not reach tol; raise max_restarts",
-                ConvergenceWarning,
-            )
-        self.eigenvalues_, self.components_ = values, vectors
-        self.residuals_, self.n_products_ = residuals, int(products)
+        vectors = fit_eigenpairs(self, self._operator(), rng, stages)
+        values = self.eigenvalues_
+        self.components_ = vectors
         # μᵀV = gᵀV / (N √m): the centring of every score.
         self.score_offset_ = (g @ vectors) / (n * np.sqrt(m))
         self.explained_variance_ = values / n

@@ -13,7 +13,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn._base import EstimatorBase, OnlineMixin, document, restore_on_failure
 from mondrian_learn._lifetime_path import checkpoint_arguments
+from mondrian_learn._memory import check_memory
 from mondrian_learn._progress import PathProgress, grow_trees
+from mondrian_learn._targets import check_sample_weight
 from mondrian_learn._validation import (
     COUNT,
     RUNTIME,
@@ -24,30 +26,29 @@ from mondrian_learn._validation import (
     Param,
     Real,
     _is_integer,
-    check_memory,
-    check_sample_weight,
     check_tree_index,
     draw_seed,
 )
 from mondrian_learn.forest._inspection import InspectionMixin
 
-#: The description of ``point_store``, for the forests' docstrings.
-POINT_STORE_DOC = """point_store : "memory", "disk" or path-like, default="memory"
-        Where the trees keep their training points, which ``partial_fit`` reads again when a
-        leaf splits: "memory"; "disk", a nameless file in the system's temporary directory
-        (:func:`tempfile.gettempdir`); or one in the given directory. On disk they take none
-        of the process's memory (the operating system caches the file while memory is free)
-        and cost one read per point of a leaf that splits; results are identical bit for
-        bit. A model loaded from a pickle holds them in memory until its next
-        ``partial_fit``."""
-
-
-#: What ``partial_fit`` does besides extending the trees, for the forests' docstrings.
-REFIT_DOC = """Whenever the rows reach a power of two (up to 32,768), or an update
-        at least doubles them, the forest is refitted on every row instead: the map to the
-        unit box chosen again from their range (``scale_features``), the trees grown again by
-        the batch fit's random streams, so that it is then exactly the batch fit of the rows
-        seen, with cuts guided by all their labels (O(log N) per row over a stream)."""
+#: The trees' parameters, first in every forest's table (the bases of the forests declare
+#: none: only the forests themselves can be made).
+FOREST_PARAMETERS = {
+    "n_estimators": Param(100, *COUNT),
+    "lifetime": Param(np.inf, Real(low=0, allow_inf=True)),
+    "min_samples_split": Param(2, Integer(low=2)),
+    **RUNTIME,
+    "scale_features": Param(True, Boolean()),
+    "candidate_dimensions": Param(
+        1 / 3, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
+    ),
+    "candidate_locations": Param(6, *COUNT),
+    "point_store": Param(
+        "memory",
+        Options({"memory", "disk"}),
+        InstanceOf((str, os.PathLike), "a directory (str or path-like)"),
+    ),
+}
 
 
 class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
@@ -72,23 +73,6 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
     _accepts_sparse = True
     #: The core refuses NaN and infinite coordinates with a ValueError.
     _core_checks_points = True
-
-    _parameters = {
-        "n_estimators": Param(100, *COUNT),
-        "lifetime": Param(np.inf, Real(low=0, allow_inf=True)),
-        "min_samples_split": Param(2, Integer(low=2)),
-        **RUNTIME,
-        "scale_features": Param(True, Boolean()),
-        "candidate_dimensions": Param(
-            1 / 3, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
-        ),
-        "candidate_locations": Param(6, *COUNT),
-        "point_store": Param(
-            "memory",
-            Options({"memory", "disk"}),
-            InstanceOf((str, os.PathLike), "a directory (str or path-like)"),
-        ),
-    }
 
     def _points_in_memory(self) -> bool:
         """Whether ``point_store`` keeps the training points in memory."""
@@ -246,19 +230,9 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         check_is_fitted(self)
         return check_tree_index(index, self.model_.n_trees)
 
+    @document("X", returns="leaves : ndarray of shape (n_samples, n_estimators), dtype intp")
     def apply(self, X: Any) -> np.ndarray:
-        """Leaf id of every point in every tree.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Points (finite values).
-
-        Returns
-        -------
-        leaves : ndarray of shape (n_samples, n_estimators), dtype intp
-            Node ids, as used by :meth:`tree_arrays`.
-        """
+        """Leaf id of every point in every tree (node ids, as used by :meth:`tree_arrays`)."""
         X = self._fitted_input(X)
         return self.model_.apply(X, self._threads()).astype(np.intp)
 

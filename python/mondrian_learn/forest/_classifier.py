@@ -4,6 +4,7 @@ nodes (Lakshminarayanan, Roy & Teh, NIPS 2014), with cuts optionally guided by t
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -12,15 +13,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure
-from mondrian_learn._validation import (
-    Param,
-    Real,
-    as_core_array,
-    check_sample_weight,
-    is_core_ready,
-)
-from mondrian_learn.forest._base import POINT_STORE_DOC, REFIT_DOC, MondrianForestBase
+from mondrian_learn._base import document, restore_on_failure, store_parameters
+from mondrian_learn._points import as_core_array, is_core_ready
+from mondrian_learn._targets import check_sample_weight
+from mondrian_learn._validation import Param, Real
+from mondrian_learn.forest._base import FOREST_PARAMETERS, MondrianForestBase
 from mondrian_learn.forest._hyperparameters import MIN_CRITERION_ROWS
 from mondrian_learn.forest._sharpness import (
     GROWTH,
@@ -122,7 +119,11 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         five benchmark sets and gave a lower log loss on every one.
     candidate_locations : int, default=6
         Q: locations drawn in each candidate dimension (the poster's 6).
-    {POINT_STORE_DOC}
+    point_store : "memory", "disk" or path-like, default="memory"
+        Where the trees keep their training points, which ``partial_fit`` reads again when a
+        leaf splits: "memory", "disk" (a nameless temporary file) or a file in the given
+        directory, with identical results (user guide: Online learning, "Where the training
+        points live").
 
     Attributes
     ----------
@@ -146,18 +147,35 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     >>> X = rng.uniform(size=(300, 2)); y = np.where(X[:, 0] > X[:, 1], "up", "down")
     >>> model = MondrianForestClassifier(random_state=0).fit(X[:200], y[:200])
     >>> model = model.partial_fit(X[200:], y[200:])
-    >>> model.predict([[0.9, 0.1]])[0], model.predict_proba([[0.9, 0.1]]).shape
+    >>> str(model.predict([[0.9, 0.1]])[0]), model.predict_proba([[0.9, 0.1]]).shape
     ('up', (1, 2))
     """
 
-    __doc__ = (__doc__ or "").replace("{POINT_STORE_DOC}", POINT_STORE_DOC)
-
     _parameters = {
-        **MondrianForestBase._parameters,
+        **FOREST_PARAMETERS,
         "discount_rate": Param(None, None, Real(low=0)),
         "min_discount": Param(None, None, Real(low=0, high=1)),
         "sharpness": Param(None, None, Real(low=0, closed="right")),
     }
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        lifetime: float = np.inf,
+        min_samples_split: int = 2,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+        scale_features: bool = True,
+        candidate_dimensions: int | float | str = 1 / 3,
+        candidate_locations: int = 6,
+        point_store: str | os.PathLike[str] = "memory",
+        discount_rate: float | None = None,
+        min_discount: float | None = None,
+        sharpness: float | None = None,
+    ) -> None:
+        store_parameters(self, locals())
 
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
@@ -277,7 +295,10 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         the class counts updated along the new points' paths (rows weighted as in
         :meth:`fit`): O(depth) per row and tree. Until a large prediction recomputes every
         node's smoothed distribution, predictions compute them along their own paths (the
-        same values, O(depth · K) per tree). {REFIT_DOC}
+        same values, O(depth · K) per tree). Whenever the rows reach a power of two (up to
+        32,768), or an update at least doubles them, the forest is refitted on every row
+        instead, so that it is then exactly the batch fit of the rows seen (user guide:
+        Online learning, "What a stream gets").
 
         Parameters
         ----------
@@ -325,8 +346,6 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         if self._weight_seen_ >= max(MIN_CRITERION_ROWS, GROWTH * self._weight_at_choice_):
             self._choose_sharpness(self.model_, self._threads())
         return self
-
-    partial_fit.__doc__ = (partial_fit.__doc__ or "").replace("{REFIT_DOC}", REFIT_DOC)
 
     @document("X", returns="proba : ndarray of shape (n_samples, n_classes)")
     def predict_proba(self, X: Any) -> np.ndarray:

@@ -30,7 +30,7 @@ class ConformalIntervals:
     def conformalize(self, X: Any, y: Any) -> Any:
         """Calibrate conformal intervals on rows the forest was not fitted on.
 
-        Stores the normalised residuals s_i = |y_i − m(x_i)| / σ(x_i) of the calibration rows,
+        Stores the normalised residuals s_i = | y_i − m(x_i) | / σ(x_i) of the calibration rows,
         m and σ the predictive mean and standard deviation. Afterwards
         ``predict_interval(X, confidence=c, method="conformal")`` returns m(x) ± q̂ σ(x), q̂
         the ⌈(n + 1) c⌉-th smallest of the n scores: if the calibration rows and a new row

@@ -4,85 +4,27 @@ best λ on all of it."""
 
 from __future__ import annotations
 
-import inspect
 import numbers
+import os
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import restore_on_failure
+from mondrian_learn._base import restore_on_failure, store_parameters
 from mondrian_learn._lifetime_path import CV, LIFETIMES, VALIDATION_FRACTION, validation_splits
-from mondrian_learn._validation import Options, Param, check_numeric_target, check_sample_weight
+from mondrian_learn._targets import check_numeric_target, check_sample_weight
+from mondrian_learn._validation import Options, Param
 from mondrian_learn.forest._base import MondrianForestBase
 from mondrian_learn.forest._classifier import MondrianForestClassifier
 from mondrian_learn.forest._regressor import MondrianForestRegressor
 
-SEARCH_NOTES = """
-    ``fit`` scores the lifetime path on rows the forest was not fitted on, and refits on all
-    rows at the λ whose validation score (``selection``) is best — at Λ = ``lifetime``
-    itself (default ∞: trees grown until ``min_samples_split`` stops them) when that is the
-    forest with every cut. By default (``cv=None``) it holds out ``validation_fraction`` of
-    the distinct rows (copies of a row stay together, so none is scored against its own
-    copy; the rows' order does not move the split), fits the forest with the lifetime Λ on
-    the rest and runs :meth:`lifetime_path` on the held-out rows: two fits and one sweep.
-    With ``cv`` giving k splits, a forest is fitted on each split's training rows and its
-    path scored on the split's validation rows at the first split's checkpoints; λ is
-    chosen on the mean of the k scores, weighted by the validation rows' total weight: k + 1
-    fits and k sweeps. The path scores a simpler predictor of the pruned forests than the
-    refitted model's hierarchical posterior ({path_model}; see :meth:`lifetime_path`): λ is
-    chosen for that predictor. The parameters and attributes are the forest's, and those of
-    the search below.
-"""
-
-SEARCH_PARAMETERS = """    lifetimes : int, array-like or None, default=100
-        Where the path is scored: an int k, at λ = 0 and after every ⌈n_cuts/k⌉-th cut; an
-        array, at those λ; None, after every cut (of the first split's forest; the other
-        splits' forests are scored at the same λ).
-    validation_fraction : float, default=0.2
-        Share of the rows held out to score the path when ``cv=None`` (drawn by
-        ``random_state``).
-    selection : {selections}, default="{default}"
-        The validation score that picks λ.
-    cv : int, cross-validation generator, iterable or None, default=None
-        How the rows are split to score the path (as ``cv`` of scikit-learn's ``RidgeCV``):
-
-        - None, one split holding out ``validation_fraction`` of the distinct rows;
-        - an int k ≥ 2, k folds of the distinct rows (copies of a row share a fold),
-          shuffled by ``random_state``, {folds};
-        - a splitter (an object with ``split`` and ``get_n_splits``, such as
-          ``KFold``) or an iterable of (train, validation) index arrays, used as given
-          (indices of the rows of ``X``; rows of zero ``sample_weight`` leave both shares).
-"""
-
-SEARCH_ATTRIBUTES = """    path_ : dict of arrays
-        :meth:`lifetime_path` of the forest fitted on the first split's training rows.
-    cv_results_ : dict of arrays
-        ``lifetimes`` (the λ scored, n_checkpoints), ``split_scores`` (the ``selection``
-        score of each split at each λ, n_splits × n_checkpoints), ``split_weights`` (each
-        split's validation weight, n_splits) and ``mean_score`` (their weighted mean, on
-        which λ is chosen; with one split, its scores).
-    best_index_ : int
-        The chosen checkpoint.
-    lifetime_ : float
-        The chosen λ, with which ``model_`` was refitted (``lifetime`` when the best
-        checkpoint holds every cut).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features seen in ``fit``, when ``X`` has string column names (a
-        DataFrame's); later inputs with names must give the same ones in the same order.
-"""
-
-
-def section(doc: str, title: str) -> str:
-    """The entries of numpydoc section ``title`` of a class docstring ``doc``."""
-    start = doc.index(f"    {title}\n    {'-' * len(title)}\n") + 2 * (len(title) + 5)
-    end = doc.find("\n\n    ", start)
-    return doc[start:end].rstrip("\n") + "\n"
-
 
 class LifetimeSearchMixin(MondrianForestBase):
-    """``fit`` by the lifetime path (:data:`SEARCH_NOTES`). A subclass names its validation
-    scores in ``_selections``: score name → whether larger is better."""
+    """``fit`` by the lifetime path (user guide: Choosing the lifetime, "The CV estimators").
+    A subclass names its validation scores in ``_selections``: score name → whether larger is
+    better."""
 
     _selections: ClassVar[dict[str, bool]] = {}
 
@@ -227,61 +169,131 @@ def search_parameters(forest: type, selections: dict[str, bool]) -> dict[str, Pa
     }
 
 
-def search_doc(
-    forest: type, kind: str, path_model: str, selections: dict[str, bool], example: str
-) -> str:
-    """A CV estimator's docstring: what it does (:data:`SEARCH_NOTES`), the forest's and the
-    search's parameters and attributes, and its example."""
-    names = ", ".join(f'"{name}"' for name in selections)
-    default = next(iter(selections))
-    doc = inspect.cleandoc(forest.__doc__ or "")
-    doc = "\n".join("    " + line if line else line for line in doc.split("\n"))
-    folds = (
-        "stratified by label (``StratifiedKFold``)" if kind == "classification" else "as ``KFold``"
-    )
-    parameters = section(doc, "Parameters") + SEARCH_PARAMETERS.format(
-        selections=f"{{{names}}}", default=default, folds=folds
-    )
-    attributes = section(doc, "Attributes") + SEARCH_ATTRIBUTES
-    return (
-        f"Mondrian forest {kind} with the lifetime chosen on the lifetime path.\n"
-        f"{SEARCH_NOTES.format(path_model=path_model)}\n"
-        f"    Parameters\n    ----------\n{parameters}\n"
-        f"    Attributes\n    ----------\n{attributes}\n"
-        f"    Examples\n    --------{example}"
-    )
-
-
 class MondrianForestRegressorCV(LifetimeSearchMixin, MondrianForestRegressor):
-    _selections = {"mse": False, "nlpd": False}
-    _parameters = search_parameters(MondrianForestRegressor, _selections)
-    __doc__ = search_doc(
-        MondrianForestRegressor,
-        "regression",
-        "leaf means, Gaussian with σ_y² plus the spread over trees",
-        _selections,
-        """
+    """Mondrian forest regression with the lifetime chosen on the lifetime path.
+
+    ``fit`` fits the forest at Λ = ``lifetime`` on part of the rows, scores every λ ∈ [0, Λ] on
+    the others in one sweep (:meth:`lifetime_path`, Balog's report §4.1) and refits on all rows
+    at the λ of the best validation score (user guide: Choosing the lifetime, "The CV
+    estimators"). The path scores leaf means, Gaussian with σ_y² plus the spread
+    over trees, a simpler predictor than the refitted hierarchical posterior: λ is chosen for it.
+
+    Parameters
+    ----------
+    n_estimators, lifetime, min_samples_split, random_state, n_jobs, verbose, \
+scale_features, candidate_dimensions, candidate_locations, point_store, prior_mean, gamma1, \
+gamma2, noise_variance, posterior, hyperparameters
+        As in :class:`MondrianForestRegressor`, for every fit; ``lifetime`` is Λ, where the
+        path ends.
+    lifetimes : int, array-like or None, default=100
+        Where the path is scored: an int k, at λ = 0 and after every ⌈n_cuts/k⌉-th cut; an
+        array, at those λ; None, after every cut (of the first split's forest; the other
+        splits' forests are scored at the same λ).
+    validation_fraction : float, default=0.2
+        Share of the distinct rows held out to score the path when ``cv=None`` (drawn by
+        ``random_state``).
+    selection : {"mse", "nlpd"}, default="mse"
+        The validation score that picks λ.
+    cv : int, cross-validation generator, iterable or None, default=None
+        How the rows are split to score the path (as ``cv`` of scikit-learn's ``RidgeCV``):
+        None, one split holding out ``validation_fraction`` of the distinct rows; an int
+        k ≥ 2, k folds of the distinct rows (copies of a row share a fold) shuffled by
+        ``random_state``, as ``KFold``; a splitter (with ``split`` and ``get_n_splits``) or
+        an iterable of (train, validation) index arrays of the rows of ``X``, used as given
+        (rows of zero ``sample_weight`` leave both shares).
+
+    Attributes
+    ----------
+    model_, log_marginal_likelihood_value_, data_min_, data_scale_, n_features_in_
+        As in :class:`MondrianForestRegressor`, for the forest refitted at ``lifetime_``.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of the features seen in ``fit``, when ``X`` has string column names.
+    path_ : dict of arrays
+        :meth:`lifetime_path` of the forest fitted on the first split's training rows.
+    cv_results_ : dict of arrays
+        ``lifetimes`` (the λ scored, n_checkpoints), ``split_scores`` (the ``selection``
+        score of each split at each λ, n_splits × n_checkpoints), ``split_weights`` (each
+        split's validation weight, n_splits) and ``mean_score`` (their weighted mean, on
+        which λ is chosen; with one split, its scores).
+    best_index_ : int
+        The chosen checkpoint.
+    lifetime_ : float
+        The chosen λ, with which ``model_`` was refitted (``lifetime`` when the best
+        checkpoint holds every cut).
+
+    Examples
+    --------
     >>> import numpy as np
-    >>> from mondrian_learn.forest import MondrianForestRegressorCV
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(size=(300, 2)); y = np.sin(6 * X[:, 0]) + 0.3 * rng.normal(size=300)
+    >>> from mondrian_learn.forest import MondrianForestRegressorCV
     >>> model = MondrianForestRegressorCV(n_estimators=10, lifetimes=20, random_state=0)
     >>> model = model.fit(X, y)
     >>> len(model.path_["lifetimes"]), bool(model.lifetime_ >= 0)
     (21, True)
-    """,
-    )
+    """
+
+    _selections = {"mse": False, "nlpd": False}
+    _parameters = search_parameters(MondrianForestRegressor, _selections)
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        lifetime: float = np.inf,
+        min_samples_split: int = 2,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+        scale_features: bool = True,
+        candidate_dimensions: int | float | str = 1.0,
+        candidate_locations: int = 6,
+        point_store: str | os.PathLike[str] = "memory",
+        prior_mean: float | None = None,
+        gamma1: float | None = None,
+        gamma2: float | None = None,
+        noise_variance: float | str | None = None,
+        posterior: str = "exact",
+        hyperparameters: str = "held_out",
+        lifetimes: int | ArrayLike | None = 100,
+        validation_fraction: float = 0.2,
+        selection: str = "mse",
+        cv: Any = None,
+    ) -> None:
+        store_parameters(self, locals())
 
 
 class MondrianForestClassifierCV(LifetimeSearchMixin, MondrianForestClassifier):
-    _selections = {"log_loss": False, "accuracy": True}
-    _parameters = search_parameters(MondrianForestClassifier, _selections)
-    __doc__ = search_doc(
-        MondrianForestClassifier,
-        "classification",
-        "leaf class frequencies smoothed towards the parent's",
-        _selections,
-        """
+    """Mondrian forest classification with the lifetime chosen on the lifetime path.
+
+    ``fit`` chooses λ as :class:`MondrianForestRegressorCV` does, on the validation log loss
+    or accuracy. The path scores leaf class frequencies smoothed towards the parent's, a
+    simpler predictor than the refitted forest's: λ is chosen for it.
+
+    Parameters
+    ----------
+    n_estimators, lifetime, min_samples_split, random_state, n_jobs, verbose, \
+scale_features, candidate_dimensions, candidate_locations, point_store, discount_rate, \
+min_discount, sharpness
+        As in :class:`MondrianForestClassifier`, for every fit; ``lifetime`` is Λ, where the
+        path ends.
+    lifetimes, validation_fraction
+        As in :class:`MondrianForestRegressorCV`.
+    selection : {"log_loss", "accuracy"}, default="log_loss"
+        The validation score that picks λ.
+    cv : int, cross-validation generator, iterable or None, default=None
+        As in :class:`MondrianForestRegressorCV`, except that an int k gives k folds
+        stratified by label (``StratifiedKFold``).
+
+    Attributes
+    ----------
+    classes_, sharpness_, min_discount_, model_, data_min_, data_scale_, n_features_in_
+        As in :class:`MondrianForestClassifier`, for the forest refitted at ``lifetime_``.
+    feature_names_in_, path_, cv_results_, best_index_, lifetime_
+        As in :class:`MondrianForestRegressorCV`.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> from mondrian_learn.forest import MondrianForestClassifierCV
     >>> rng = np.random.default_rng(0)
@@ -290,5 +302,30 @@ class MondrianForestClassifierCV(LifetimeSearchMixin, MondrianForestClassifier):
     >>> model = model.fit(X, y)
     >>> len(model.path_["lifetimes"]), model.classes_.tolist()
     (21, [0, 1])
-    """,
-    )
+    """
+
+    _selections = {"log_loss": False, "accuracy": True}
+    _parameters = search_parameters(MondrianForestClassifier, _selections)
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        lifetime: float = np.inf,
+        min_samples_split: int = 2,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+        scale_features: bool = True,
+        candidate_dimensions: int | float | str = 1 / 3,
+        candidate_locations: int = 6,
+        point_store: str | os.PathLike[str] = "memory",
+        discount_rate: float | None = None,
+        min_discount: float | None = None,
+        sharpness: float | None = None,
+        lifetimes: int | ArrayLike | None = 100,
+        validation_fraction: float = 0.2,
+        selection: str = "log_loss",
+        cv: Any = None,
+    ) -> None:
+        store_parameters(self, locals())

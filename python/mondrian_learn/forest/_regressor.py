@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -10,25 +11,25 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure, warn
+from mondrian_learn._base import document, restore_on_failure, store_parameters, warn
+from mondrian_learn._points import as_core_array
+from mondrian_learn._targets import check_numeric_target
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
-    Integer,
     Options,
     Param,
     Real,
-    as_core_array,
-    check_numeric_target,
     check_parameter,
 )
-from mondrian_learn.forest._base import POINT_STORE_DOC, REFIT_DOC, MondrianForestBase
+from mondrian_learn.forest._base import FOREST_PARAMETERS, MondrianForestBase
 from mondrian_learn.forest._conformal import ConformalIntervals
-from mondrian_learn.forest._held_out import scoring_trees, select_held_out
-from mondrian_learn.forest._hyperparameters import FREE, MIN_CRITERION_ROWS, select_prior
+from mondrian_learn.forest._regression_prior import RegressionPrior
 
 
-class MondrianForestRegressor(ConformalIntervals, RegressorMixin, MondrianForestBase):
+class MondrianForestRegressor(
+    ConformalIntervals, RegressionPrior, RegressorMixin, MondrianForestBase
+):
     """Mondrian forest regression, batch or online.
 
     Each tree is a Mondrian process restricted to the training points (Lakshminarayanan,
@@ -104,7 +105,11 @@ class MondrianForestRegressor(ConformalIntervals, RegressorMixin, MondrianForest
     candidate_locations : int, default=6
         Q: locations drawn in each candidate dimension (the poster's 6). T = Q = 1:
         label-blind cuts.
-    {POINT_STORE_DOC}
+    point_store : "memory", "disk" or path-like, default="memory"
+        Where the trees keep their training points, which ``partial_fit`` reads again when a
+        leaf splits: "memory", "disk" (a nameless temporary file) or a file in the given
+        directory, with identical results (user guide: Online learning, "Where the training
+        points live").
     hyperparameters : {"held_out", "evidence", "heuristic", "leave_one_out"}, \
 default="held_out"
         How γ₁, γ₂ and σ_y² not fixed below (and ρ) are chosen: "held_out" maximises the
@@ -166,10 +171,8 @@ default="held_out"
     (3,)
     """
 
-    __doc__ = (__doc__ or "").replace("{POINT_STORE_DOC}", POINT_STORE_DOC)
-
     _parameters = {
-        **MondrianForestBase._parameters,
+        **FOREST_PARAMETERS,
         "prior_mean": Param(None, None, Real()),
         "gamma1": Param(None, None, *POSITIVE),
         "gamma2": Param(None, None, *POSITIVE),
@@ -182,6 +185,28 @@ default="held_out"
             "held_out", Options({"held_out", "heuristic", "evidence", "leave_one_out"})
         ),
     }
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        lifetime: float = np.inf,
+        min_samples_split: int = 2,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+        scale_features: bool = True,
+        candidate_dimensions: int | float | str = 1.0,
+        candidate_locations: int = 6,
+        point_store: str | os.PathLike[str] = "memory",
+        prior_mean: float | None = None,
+        gamma1: float | None = None,
+        gamma2: float | None = None,
+        noise_variance: float | str | None = None,
+        posterior: str = "exact",
+        hyperparameters: str = "held_out",
+    ) -> None:
+        store_parameters(self, locals())
 
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
@@ -199,44 +224,6 @@ default="held_out"
         if reset:
             self._check_fixed_prior(y)
         return X, as_core_array(y)
-
-    def _check_fixed_prior(self, y: np.ndarray) -> None:
-        """Raise ``ValueError`` naming a fixed hyper-parameter outside what the posterior's
-        arithmetic resolves: γ₁ and σ_y² within 1e±12 × var(y) (below, the mixture's variance
-        E[μ² + v] − E[μ]² is lost to rounding and the std comes out 0), γ₂ within 1e±100, μ_H
-        within 1e100 standard deviations of mean(y) (``prior_mean=1e300`` gave zero standard
-        deviations, ``gamma1=5e-324`` NaN means, ``noise_variance=1e308`` infinite ones)."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            var = float(np.var(y)) if y.size else 1.0
-        scale = var if np.isfinite(var) and var > 0 else 1.0
-        ranges = {
-            "gamma1": (1e-12 * scale, 1e12 * scale, "1e±12 × var(y)"),
-            "noise_variance": (1e-12 * scale, 1e12 * scale, "1e±12 × var(y)"),
-            "gamma2": (1e-100, 1e100, "1e±100"),
-        }
-        for name, (low, high, what) in ranges.items():
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str) and not low <= value <= high:
-                raise ValueError(
-                    f"{name}={value!r} is outside [{low:.3g}, {high:.3g}] ({what}), where the "
-                    "posterior's arithmetic stays finite and resolved"
-                )
-        if self.prior_mean is not None:
-            offset = abs(float(self.prior_mean) - float(np.mean(y)))
-            if not offset <= 1e100 * np.sqrt(scale):
-                raise ValueError(
-                    f"prior_mean={self.prior_mean!r} lies more than 1e100 standard deviations "
-                    f"of y from its mean {float(np.mean(y)):.6g}: the posterior would not be finite"
-                )
-
-    def _fixed_prior(self) -> dict[str, Any]:
-        """The hyper-parameters the caller fixed (None: free), as the core takes them."""
-
-        def optional(value: Any) -> Any:
-            return value if value is None or isinstance(value, str) else float(value)
-
-        names = ("prior_mean", "gamma1", "gamma2", "noise_variance")
-        return {name: optional(getattr(self, name)) for name in names}
 
     def _new_model(self, n_features: int, seed: int, lifetime: float) -> Any:
         if self.posterior == "fast":
@@ -266,16 +253,6 @@ default="held_out"
             int(self.candidate_locations),
         )
 
-    def _scoring_forest(self, model: Any, k: int) -> Any:
-        """Scoring forest ``k`` of the held-out rule for ``model``: the same trees' law, on
-        points already in its coordinates, its trees seeded after the model's."""
-        # Nothing fixed: the search sets every hyper-parameter of the scoring forests itself.
-        unset = dict.fromkeys(("prior_mean", "gamma1", "gamma2", "noise_variance"))
-        scoring = self._core_regressor(model.n_features, model.seed, model.lifetime, False, unset)
-        m = self._forest_trees()
-        scoring.offset_trees(m + k * scoring_trees(m))
-        return scoring
-
     @restore_on_failure
     @document("X", "y", "sample_weight")
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> MondrianForestRegressor:
@@ -284,8 +261,11 @@ default="held_out"
         :meth:`fit`), so the result has the distribution of a batch fit on all points seen so
         far. The posterior stays exact at O(depth) cost per row and tree; the prior is chosen
         again when the rows have doubled since its last choice (``hyperparameters``).
-        {REFIT_DOC} The first call on an unfitted estimator is ``fit``. A conformal
-        calibration (:meth:`conformalize`) is discarded."""
+        Whenever the rows reach a power of two (up to 32,768), or an update at least doubles
+        them, the forest is refitted on every row instead, so that it is then exactly the
+        batch fit of the rows seen (user guide: Online learning, "What a stream gets"). The
+        first call on an unfitted estimator is ``fit``. A conformal calibration
+        (:meth:`conformalize`) is discarded."""
         if not hasattr(self, "model_"):
             return self._update(X, y, sample_weight)
         self._update(X, y, sample_weight)
@@ -293,72 +273,6 @@ default="held_out"
         if self.model_.prior_is_due:
             self._choose_prior_again()
         return self
-
-    # ``document`` dedented this docstring: the note goes in without its indent.
-    partial_fit.__doc__ = (partial_fit.__doc__ or "").replace(
-        "{REFIT_DOC}", REFIT_DOC.replace("\n        ", "\n")
-    )
-
-    def _choose_prior_again(self) -> None:
-        """The prior chosen again on every row seen, as ``fit`` chooses it."""
-        if self.hyperparameters == "heuristic" or (
-            self.hyperparameters != "held_out" and not self._free_hyperparameters()
-        ):
-            return  # the core applies the heuristic itself when the rows have doubled
-        n_jobs = self._threads()
-        before = self.model_.reset_prior(n_jobs, **self._fixed_prior())
-        variance, total = self.model_.target_moments()
-        self._select_prior(self.model_, variance, total, n_jobs, initial=before)
-
-    def _free_hyperparameters(self) -> list[str]:
-        return [name for name in FREE if getattr(self, name) is None]
-
-    def _finish_fit(
-        self, model: Any, y: np.ndarray, weights: np.ndarray | None, n_jobs: int
-    ) -> None:
-        variance, total = model.target_moments()
-        self._select_prior(model, variance, total, n_jobs)
-        self.__dict__.pop("conformity_scores_", None)
-
-    def _select_prior(
-        self,
-        model: Any,
-        variance: float,
-        total: float,
-        n_jobs: int,
-        initial: dict[str, float] | None = None,
-    ) -> dict[str, float] | None:
-        """Choose the free hyper-parameters by ``hyperparameters`` on the fitted ``model``
-        (targets of (weighted) variance ``variance`` and total weight ``total``), the search
-        starting from ``initial`` when given, and fix them in it; the chosen prior, or None
-        when nothing is chosen (the heuristic, or all fixed).
-        """
-        free = self._free_hyperparameters()
-        if self.hyperparameters == "heuristic" or total < MIN_CRITERION_ROWS:
-            return None
-        if self.hyperparameters == "held_out":
-            prior = select_held_out(
-                model.training_rows(),
-                lambda k: self._scoring_forest(model, k),
-                self._forest_trees(),
-                dict(model.prior(n_jobs)),
-                free,
-                variance,
-                n_jobs,
-                model.seed,
-                initial=initial,
-            )
-        elif free:
-            prior = select_prior(
-                model, self.hyperparameters, free, variance, n_jobs, total, initial=initial
-            )
-        else:
-            return None
-        model.fix_prior(
-            prior["mean"], prior["gamma1"], prior["gamma2"], prior["noise_variance"], n_jobs
-        )
-        model.set_spread(prior.get("spread", 1.0))
-        return prior
 
     def predict(self, X: Any, return_std: bool = False, quantiles: Any = None) -> Any:
         """Mean (and standard deviation) of the forest's predictive mixture (eq. 4–5), or its
@@ -465,51 +379,6 @@ default="held_out"
         check_is_fitted(self)
         X, y = self._training_data(X, y, reset=False)
         return self.model_.log_density(self._core_input(X), y, self._threads())
-
-    @property
-    def prior_(self) -> dict[str, float]:
-        """The hyper-parameters in use: ``mean`` (μ_H), ``gamma1``, ``gamma2``,
-        ``noise_variance``, and ``spread`` (ρ of the forest's predictive; 1 unless
-        ``hyperparameters="held_out"`` chose it)."""
-        check_is_fitted(self)
-        return {**self.model_.prior(self._threads()), "spread": self.model_.spread}
-
-    def log_marginal_likelihood(self, n_trees: int | None = None) -> float:
-        """Σ over trees of log p(y | tree, prior_): each tree's exact marginal likelihood of
-        the training targets under the hierarchical Gaussian prior in use (the criterion of
-        ``hyperparameters="evidence"``).
-
-        Parameters
-        ----------
-        n_trees : int or None, default=None
-            Sum over the first ``n_trees`` trees (None: all).
-
-        Returns
-        -------
-        log_likelihood : float
-            The sum over the trees.
-        """
-        check_is_fitted(self)
-        k = self.model_.n_trees if n_trees is None else n_trees
-        check_parameter("n_trees", k, [Integer(low=1)])
-        p = self.prior_
-        return float(
-            self.model_.prior_score(
-                "evidence",
-                p["mean"],
-                p["gamma1"],
-                p["gamma2"],
-                p["noise_variance"],
-                int(k),
-                self._threads(),
-            )
-        )
-
-    @property
-    def log_marginal_likelihood_value_(self) -> float:
-        """:meth:`log_marginal_likelihood` over every tree, scikit-learn's
-        ``GaussianProcessRegressor`` spelling (current after ``partial_fit``)."""
-        return self.log_marginal_likelihood()
 
     def _impurity_decrease(self, index: int) -> np.ndarray:
         """Per node: the decrease in the training targets' sum of squared deviations."""

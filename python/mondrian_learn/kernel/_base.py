@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from mondrian_learn._base import GaussianSampleMixin, UnitBoxMixin
+from mondrian_learn._memory import check_memory
 from mondrian_learn._progress import grow_trees
-from mondrian_learn._validation import check_memory, draw_seed
+from mondrian_learn._validation import draw_seed
 from mondrian_learn.kernel._posterior import (
-    COVARIANCE_DOC,
     check_return,
     predictive,
 )
@@ -136,6 +137,28 @@ class MondrianKernelBase(UnitBoxMixin):
         )
 
 
+class CorePointsKernelBase(MondrianKernelBase):
+    """A Mondrian kernel estimator whose core reads X itself: sparse X a row block at a time
+    and float32 X as float32, mapped to the unit box as it is read (``points`` in the core),
+    so that no converted copy of X is made; the trees store the training points dense."""
+
+    _accepts_sparse = True
+    _reads_mapped_points = True
+    _point_dtypes = (np.float64, np.float32)
+
+
+class ColumnFeaturesMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+    """A transformer to ``n_columns_`` feature columns (leaves or occupied cells), named
+    after the class by ``get_feature_names_out``."""
+
+    n_columns_: int
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output width, for ``get_feature_names_out``."""
+        return self.n_columns_
+
+
 class RidgePredictMixin(GaussianSampleMixin):
     """``predict`` and ``sample_y`` for the estimators whose ``model_`` is a core
     ``KernelRidge`` (its Cholesky factor gives ``return_std`` and ``return_cov``)."""
@@ -153,7 +176,12 @@ class RidgePredictMixin(GaussianSampleMixin):
             view of the ridge (w ~ N(0, σ²/α I), y − ȳ ~ N(Φw, σ²I), σ² at its
             maximum-likelihood value σ̂²): ``sqrt(σ̂² (1 + φ(x)ᵀ(ΦᵀΦ + αI)⁻¹φ(x)))``, one
             triangular solve with the Cholesky factor per row (O(C²)); ȳ is treated as known.
-        {COVARIANCE_DOC}
+        return_cov : bool, default=False
+            Also return the joint predictive covariance of new targets at the rows,
+            ``σ̂² (I + Φ* A⁻¹ Φ*ᵀ)`` (A = ΦᵀVΦ + αI, V the training rows' weights), by
+            triangular solves with A's Cholesky factor: O(C²) per row, memory
+            C · n_samples + n_samples². Its diagonal is ``return_std`` squared. At most one
+            of ``return_std`` and ``return_cov``.
 
         Returns
         -------
@@ -177,5 +205,3 @@ class RidgePredictMixin(GaussianSampleMixin):
         check_memory("X", n, 8.0 * n * (c + n), "return_cov holds n_samples × (C + n_samples)")
         factor_rows = model.whitened(X, n_jobs).T
         return predictive(mean, model.noise_variance, factor_rows, full=True)
-
-    predict.__doc__ = (predict.__doc__ or "").replace("{COVARIANCE_DOC}", COVARIANCE_DOC)

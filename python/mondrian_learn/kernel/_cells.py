@@ -10,19 +10,18 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse
-from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from mondrian_learn._base import UnitBoxMixin, document
+from mondrian_learn.kernel._base import ColumnFeaturesMixin
 
 
-class CellIndicatorFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, UnitBoxMixin):
+class CellIndicatorFeatures(ColumnFeaturesMixin, UnitBoxMixin):
     """Base of the grid features: ``_bins(X, m)`` gives the integer cell coordinates of the
     (scaled) points ``X`` in grid ``m`` (n_samples × n_features); ``_number_cells(X)`` numbers
     the occupied cells at ``fit``."""
 
     bins_: list[np.ndarray]
     offsets_: np.ndarray
-    n_columns_: int
 
     def _bins(self, X: np.ndarray, m: int) -> np.ndarray:
         raise NotImplementedError
@@ -33,12 +32,7 @@ class CellIndicatorFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, U
         self.offsets_ = np.concatenate([[0], np.cumsum([len(b) for b in self.bins_])])
         self.n_columns_ = int(self.offsets_[-1])
 
-    @property
-    def _n_features_out(self) -> int:
-        """Output width, for ``get_feature_names_out``."""
-        return self.n_columns_
-
-    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
+    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, ``n_columns_``)")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
         """Indicator features of the occupied cells, 1/√M each."""
         X = self._fitted_input(X)

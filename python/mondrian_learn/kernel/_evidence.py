@@ -15,6 +15,10 @@ null space —
 s² is profiled in closed form (ŝ² = (Σ p_i²/(e_i + ρ) + R/ρ)/N) and ρ found by a bounded 1-D
 search in log space. The spectrum comes from the smaller of ΦΦᵀ (N × N) and ΦᵀΦ (C × C)
 (p_i = v_iᵀΦᵀy/√e_i for the eigenvectors v_i of ΦᵀΦ): O(min(N, C)³) per lifetime.
+
+Row weights w_i (``sample_weight``, as the kernel ridge reads them) make row i's noise σ²/w_i:
+the formula holds for √W(y − ȳ) and √W Φ, ȳ the weighted mean, and log p gains the Jacobian
+½ Σ log w_i.
 """
 
 from __future__ import annotations
@@ -79,6 +83,25 @@ def profiled_log_evidence(
     return -value, float(np.exp(best)), signal
 
 
+def centre(y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """``y`` minus its (weighted) mean."""
+    return y - (y.mean() if weights is None else np.average(y, weights=weights))
+
+
+def weighted_evidence(
+    phi: Any, centred: np.ndarray, weights: np.ndarray | None
+) -> tuple[float, float, float]:
+    """:func:`profiled_log_evidence` of the N × C features ``phi`` and the centred targets
+    ``centred`` (:func:`centre`), the rows weighted by ``weights`` (module docs; None: all 1)."""
+    n = phi.shape[0]
+    if weights is None:
+        return profiled_log_evidence(*kernel_spectrum(phi, centred), n)
+    root = np.sqrt(weights)
+    rows = scipy.sparse.diags(root) @ scipy.sparse.csr_matrix(phi)
+    value, ratio, signal = profiled_log_evidence(*kernel_spectrum(rows, root * centred), n)
+    return value + 0.5 * float(np.log(weights).sum()), ratio, signal
+
+
 def path_evidence(
     features: Any,
     X: np.ndarray,
@@ -86,10 +109,11 @@ def path_evidence(
     lifetimes: np.ndarray,
     max_size: int,
     n_jobs: int,
+    weights: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """:func:`profiled_log_evidence` at each lifetime of ``lifetimes`` on the features of
-    ``X`` (core ``KernelFeatures`` ``features``) and targets ``y`` (centred here); NaN where
-    min(N, C) exceeds ``max_size``.
+    """:func:`weighted_evidence` at each lifetime of ``lifetimes`` on the features of ``X``
+    (core ``KernelFeatures`` ``features``), targets ``y`` (centred here) and row weights
+    ``weights``; NaN where min(N, C) exceeds ``max_size``.
 
     Returns
     -------
@@ -97,7 +121,7 @@ def path_evidence(
         ``log_evidence_profiled``, ``alpha`` (ρ̂ = σ̂²/ŝ²), ``signal_variance`` (ŝ²) and
         ``noise_variance`` (ρ̂ ŝ²), one value per lifetime.
     """
-    centred = y - y.mean()
+    centred = centre(y, weights)
     n = len(y)
     names = ("log_evidence_profiled", "alpha", "signal_variance")
     out = {name: np.full(len(lifetimes), np.nan) for name in names}
@@ -106,8 +130,7 @@ def path_evidence(
             continue
         data, indices, indptr, n_columns = features.transform(X, n_jobs, float(lifetime))
         phi = scipy.sparse.csr_matrix((data, indices, indptr), shape=(n, n_columns))
-        spectrum = kernel_spectrum(phi, centred)
-        value, ratio, signal = profiled_log_evidence(*spectrum, n)
+        value, ratio, signal = weighted_evidence(phi, centred, weights)
         out["log_evidence_profiled"][k], out["alpha"][k] = value, ratio
         out["signal_variance"][k] = signal
     out["noise_variance"] = out["alpha"] * out["signal_variance"]

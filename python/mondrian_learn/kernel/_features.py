@@ -7,24 +7,27 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse
-from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._base import document, restore_on_failure, store_parameters
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     RUNTIME,
-    SCALE_FEATURES_DOC,
     SCALING,
     Param,
 )
-from mondrian_learn.kernel._base import EXTENSION_NOTE, TREE_PARAMETERS, MondrianKernelBase
+from mondrian_learn.kernel._base import (
+    EXTENSION_NOTE,
+    TREE_PARAMETERS,
+    ColumnFeaturesMixin,
+    CorePointsKernelBase,
+)
 from mondrian_learn.kernel._posterior import to_csr
 
 
-class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MondrianKernelBase):
+class MondrianKernelFeatures(ColumnFeaturesMixin, CorePointsKernelBase):
     """Random features of the Mondrian kernel, an approximation of the Laplace kernel.
 
     ``fit`` samples M Mondrian trees with lifetime λ on the data (each block splits at
@@ -37,8 +40,10 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     __doc__ += (
         EXTENSION_NOTE
         + TREE_PARAMETERS
-        + f"""
-    {SCALE_FEATURES_DOC}
+        + """
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
     random_state : int, RandomState or None, default=None
         Tree m draws from a stream seeded by (seed, m): results do not depend on ``n_jobs``.
     n_jobs : int or None, default=None
@@ -73,19 +78,24 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     """
     )
 
-    #: Sparse X is read by the core a row block at a time, mapped to the unit box as it is
-    #: read (``points`` in the core); the trees store the training points dense.
-    _accepts_sparse = True
-    #: The core reads X through the map to the unit box: a float32 X stays float32.
-    _reads_mapped_points = True
-    _point_dtypes = (np.float64, np.float32)
-
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "lifetime": Param(None, None, *FINITE_LIFETIME),
         **SCALING,
         **RUNTIME,
     }
+
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        *,
+        lifetime: float | None = None,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
 
     @restore_on_failure
     @document("X", "y ignored")
@@ -106,12 +116,7 @@ class MondrianKernelFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         self.n_columns_ = self.model_.n_columns()
         return self
 
-    @property
-    def _n_features_out(self) -> int:
-        """Output width, for ``get_feature_names_out``."""
-        return self.n_columns_
-
-    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_)")
+    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, ``n_columns_``)")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
         """Features of ``X``: an N × C CSR matrix with M stored entries per row."""
         X = self._fitted_input(X)

@@ -1,24 +1,24 @@
 """The Mondrian grid (Balog, *The Mondrian Process in Machine Learning*, ch. 5): random features
-of the ARD Laplace kernel exp(−Σ_d λ_d |x_d − x'_d|), a lifetime per dimension."""
+of the ARD Laplace kernel ``exp(−Σ_d λ_d |x_d − x'_d|)``, a lifetime per dimension."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._base import document, restore_on_failure, store_parameters
+from mondrian_learn._memory import check_memory
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     RUNTIME,
-    SCALE_FEATURES_DOC,
     SCALING,
     Param,
     RealArray,
-    check_memory,
 )
 from mondrian_learn.kernel._cells import CellIndicatorFeatures
 
@@ -28,9 +28,9 @@ class MondrianGridFeatures(CellIndicatorFeatures):
 
     Each of M grids cuts every dimension d by its own 1-D Mondrian (Poisson) process of rate
     λ_d — independent dimensions, a lifetime each, where a Mondrian tree would nest its cuts —
-    so two points share a cell with probability Π_d exp(−λ_d |x_d − x'_d|), and the indicator
+    so two points share a cell with probability Π_d ``exp(−λ_d |x_d − x'_d|)``, and the indicator
     features of the cells the training points occupy, scaled by 1/√M, estimate the ARD Laplace
-    kernel exp(−Σ_d λ_d |x_d − x'_d|). Cuts are drawn inside the training range and, past each
+    kernel ``exp(−Σ_d λ_d |x_d − x'_d|)``. Cuts are drawn inside the training range and, past each
     end, the first cut of the process beyond it (Exp(λ_d) away): a later point farther out
     shares no cell with a training point, and one nearer shares the end cell, each with the
     right probability (tested in and out of the box). A feature with λ_d = 0 is never cut: it
@@ -43,7 +43,9 @@ class MondrianGridFeatures(CellIndicatorFeatures):
     lifetime : float or array-like of shape (n_features,), default=1.0
         λ_d ≥ 0 per dimension (one number: the same for all), in the units of the scaled
         features.
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
     random_state : int, RandomState or None, default=None
         Seeds the cuts.
 
@@ -70,8 +72,6 @@ class MondrianGridFeatures(CellIndicatorFeatures):
     0.05
     """
 
-    __doc__ = (__doc__ or "").replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
-
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         # A number, or one per feature (their count is checked against X in fit).
@@ -79,6 +79,16 @@ class MondrianGridFeatures(CellIndicatorFeatures):
         **SCALING,
         "random_state": RUNTIME["random_state"],
     }
+
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        *,
+        lifetime: float | ArrayLike = 1.0,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        store_parameters(self, locals())
 
     def _lifetimes(self, n_features: int) -> np.ndarray:
         """``lifetime`` as one finite λ_d ≥ 0 per feature (a ValueError naming it otherwise)."""

@@ -8,26 +8,35 @@ import time
 from typing import Any
 
 import numpy as np
-import scipy.sparse
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import GaussianSampleMixin, UnitBoxMixin, restore_on_failure
-from mondrian_learn._lifetime_path import CV, VALIDATION_FRACTION, validation_splits
+from mondrian_learn._base import (
+    GaussianSampleMixin,
+    UnitBoxMixin,
+    restore_on_failure,
+    store_parameters,
+)
+from mondrian_learn._lifetime_path import CV, VALIDATION_FRACTION
+from mondrian_learn._memory import check_memory
+from mondrian_learn._points import as_core_array
+from mondrian_learn._targets import check_target_scale
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
     RUNTIME,
-    SCALE_FEATURES_DOC,
     SCALING,
     Options,
     Param,
     Real,
-    as_core_array,
-    check_memory,
-    check_target_scale,
     draw_seed,
+)
+from mondrian_learn.kernel._cv_rows import (
+    split_weights,
+    total_weight,
+    weighted_rows,
+    weighted_splits,
 )
 from mondrian_learn.kernel._grid_search import (
     EvidenceCriterion,
@@ -35,13 +44,7 @@ from mondrian_learn.kernel._grid_search import (
     ValidationCriterion,
     run_search,
 )
-from mondrian_learn.kernel._posterior import (
-    COVARIANCE_DOC,
-    check_return,
-    features,
-    predictive,
-    whitened,
-)
+from mondrian_learn.kernel._posterior import check_return, refit_predictive
 
 
 class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
@@ -50,7 +53,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
 
     M grids cut every feature d by an independent 1-D Poisson process of rate λ_d
     (:class:`MondrianGridFeatures`); the indicator features of their occupied cells, scaled
-    1/√M, estimate the ARD Laplace kernel exp(−Σ_d λ_d |x_d − x'_d|), and ridge regression on
+    1/√M, estimate the ARD Laplace kernel ``exp(−Σ_d λ_d |x_d − x'_d|)``, and ridge regression on
     them is its kernel ridge. The lifetimes are searched from λ = 0 (one cell per grid): per
     feature and grid, every gap between neighbouring distinct coordinates (of the training and
     validation points) has the birth time of its first cut, Exp(gap width); a move of feature
@@ -140,7 +143,9 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         Conjugate gradients stop at ‖Φᵀy − Aw‖ ≤ tol · ‖Φᵀy‖ ...
     gradient_max_iter : int, default=300
         ... or after this many iterations per evaluation.
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
     random_state : int, RandomState or None, default=None
         Seeds the cuts and the validation split.
     n_jobs : int or None, default=None
@@ -189,8 +194,6 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
     (True, array([0]))
     """
 
-    __doc__ = (__doc__ or "").replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
-
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "alpha": Param(1.0, *POSITIVE),
@@ -211,9 +214,39 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         **RUNTIME,
     }
 
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        *,
+        alpha: float = 1.0,
+        search: str = "add_remove",
+        lookahead: int = 3,
+        cuts_per_move: int | None = None,
+        max_iter: int = 300,
+        n_iter_no_change: int = 20,
+        selection: str = "validation",
+        validation_fraction: float = 0.2,
+        cv: Any = None,
+        lifetime_threshold: float = 0.5,
+        solver: str = "auto",
+        max_dense_features: int = 256,
+        gradient_tol: float = 1e-6,
+        gradient_max_iter: int = 300,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
+
     @restore_on_failure
     def fit(
-        self, X: Any, y: Any, X_val: Any | None = None, y_val: Any | None = None
+        self,
+        X: Any,
+        y: Any,
+        X_val: Any | None = None,
+        y_val: Any | None = None,
+        sample_weight: Any = None,
     ) -> MondrianGridRidgeCV:
         """Search the lifetimes, keep the best state of the path, refit there.
 
@@ -227,6 +260,12 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
             Validation data for ``selection="validation"``. When given, they only score the
             search (the final model is fitted on ``X`` alone); otherwise
             ``validation_fraction`` of ``X`` is held out and added back for the final model.
+            Their rows weigh 1 each.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights of ``X``, as :meth:`MondrianKernelRidge.fit` reads them (row i's
+            noise σ²/v_i; an integer weight repeats the row, a zero weight removes it), in
+            the search, its validation error (Σ v_i (y_i − ŷ_i)² / Σ v_i), the evidence and
+            the refit; a split drawn for ``cv`` None or an int keeps equal rows together.
 
         Returns
         -------
@@ -237,6 +276,8 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         self._validate_params()
         n_jobs, alpha = self._threads(), float(self.alpha)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        given = (X, y)
+        X, y, weights, keep = weighted_rows(X, y, sample_weight)
         check_target_scale(y)
         X = self._fit_unit_box(X)
         if (X_val is None) != (y_val is None):
@@ -247,14 +288,15 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
                 "or selection='evidence': leave cv=None"
             )
         held_out = self.selection == "validation" and X_val is None
-        train_X, train_y = X, y
+        train_X, train_y, train_w, val_w = X, y, weights, None
         folds = None
         if held_out:
-            splits = validation_splits(
-                self.cv, X, y, self.validation_fraction, self.random_state, distinct=False
+            splits = weighted_splits(
+                self.cv, X, y, given, keep, weights, self.validation_fraction, self.random_state
             )
             train, rows = splits[0]
             train_X, train_y, X_val, y_val = X[train], y[train], X[rows], y[rows]
+            train_w, val_w = split_weights(weights, train), split_weights(weights, rows)
             folds = splits if self.cv is not None else None
         elif self.selection == "validation":
             X_val, y_val = validate_data(
@@ -276,9 +318,11 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         )
         seed = draw_seed(self.random_state)
 
-        def searching(*arrays: np.ndarray) -> Any:
+        def searching(
+            X: Any, y: Any, X_val: Any, y_val: Any, weights: Any = None, val_weights: Any = None
+        ) -> Any:
             return _core.GridSearch(
-                *(as_core_array(a) for a in arrays),
+                *(as_core_array(a) for a in (X, y, X_val, y_val)),
                 m,
                 seed,
                 alpha,
@@ -287,6 +331,8 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
                 float(self.gradient_tol),
                 int(self.gradient_max_iter),
                 n_jobs,
+                weights,
+                val_weights,
             )
 
         criterion: Any
@@ -299,18 +345,22 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
                         f"split (as KFold does); a split used {len(t) + len(v)} of "
                         f"{X.shape[0]} rows"
                     )
+            w = [(split_weights(weights, t), split_weights(weights, v)) for t, v in folds]
             criterion = FoldMeanCriterion(
-                [ValidationCriterion(searching(X[t], y[t], X[v], y[v]), n_jobs) for t, v in folds],
-                [len(v) for _, v in folds],
+                [
+                    ValidationCriterion(searching(X[t], y[t], X[v], y[v], *w[k]), n_jobs)
+                    for k, (t, v) in enumerate(folds)
+                ],
+                [total_weight(w[k][1], len(v)) for k, (_, v) in enumerate(folds)],
             )
             # The final model is refitted on all of X (no validation rows).
-            search = searching(X, y, np.empty((0, X.shape[1])), np.empty(0))
+            search = searching(X, y, np.empty((0, X.shape[1])), np.empty(0), weights=weights)
         else:
-            search = searching(train_X, train_y, X_val, y_val)
+            search = searching(train_X, train_y, X_val, y_val, weights=train_w, val_weights=val_w)
             criterion = (
                 ValidationCriterion(search, n_jobs)
                 if self.selection == "validation"
-                else EvidenceCriterion(search, train_y, n_jobs)
+                else EvidenceCriterion(search, train_y, n_jobs, train_w)
             )
         cuts_per_move = max(1, m // 4) if self.cuts_per_move is None else int(self.cuts_per_move)
         path = run_search(
@@ -333,14 +383,15 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
             alpha = float(path["alpha"][best])
         lifetimes = [float(v) for v in path["lifetimes"][best]]
         if folds is not None:
-            refit_X, refit_y = X, y
+            refit_X, refit_y, refit_w = X, y, weights
         elif held_out:
             refit_X, refit_y = np.vstack([train_X, X_val]), np.concatenate([train_y, y_val])
+            refit_w = None if weights is None else np.concatenate([train_w, val_w])
         else:
-            refit_X, refit_y = train_X, train_y
-        self.model_ = search.refit(as_core_array(refit_y), lifetimes, alpha, n_jobs)
-        # The refitted rows (mapped) and targets, for ``predict(return_std=True)``.
-        self._posterior_rows = (refit_X, refit_y)
+            refit_X, refit_y, refit_w = train_X, train_y, train_w
+        self.model_ = search.refit(as_core_array(refit_y), lifetimes, alpha, n_jobs, refit_w)
+        # The refitted rows (mapped), targets and weights, for ``predict(return_std=True)``.
+        self._posterior_rows, self._posterior_weights = (refit_X, refit_y), refit_w
         self.path_ = path
         self.best_index_ = best
         self.n_iter_ = len(path["step"]) - 1
@@ -361,11 +412,14 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
             Also return the predictive standard deviation of a new target in the Bayesian
             view of the ridge (as :class:`MondrianKernelRidge`: w ~ N(0, σ²/α I),
             y − ȳ ~ N(Φw, σ²I), σ² at its maximum-likelihood value
-            σ̂² = (‖y − ȳ‖² − ‖L⁻¹Φᵀ(y − ȳ)‖²)/N): ``sqrt(σ̂² (1 + φ(x)ᵀA⁻¹φ(x)))`` with
-            A = ΦᵀΦ + ``alpha_`` I on the refitted rows' features, from one C × C Cholesky
-            factor of A computed for the call (the refit itself may have used conjugate
-            gradients; this is exact); ȳ is treated as known.
-        {COVARIANCE_DOC}
+            σ̂² = (‖y − ȳ‖²_V − ‖L⁻¹ΦᵀV(y − ȳ)‖²)/N): ``sqrt(σ̂² (1 + φ(x)ᵀA⁻¹φ(x)))``
+            with A = ΦᵀVΦ + ``alpha_`` I on the refitted rows' features (V their weights),
+            from one C × C Cholesky factor of A computed for the call (the refit itself may
+            have used conjugate gradients; this is exact); ȳ is treated as known.
+        return_cov : bool, default=False
+            Also return the joint predictive covariance of new targets at the rows, as
+            :meth:`MondrianKernelRidge.predict` does, from the same factor of A (at most
+            one of ``return_std`` and ``return_cov``).
 
         Returns
         -------
@@ -383,18 +437,14 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         if not (return_std or return_cov):
             return mean
         rows, y = self._posterior_rows
-        train = features(self.model_.transform, as_core_array(rows), n_jobs)
-        centred = y - y.mean()
-        # One more column: z = L⁻¹Φᵀ(y − ȳ), for σ̂².
-        new = scipy.sparse.vstack(
-            [
-                features(self.model_.transform, X, n_jobs),
-                scipy.sparse.csr_matrix(np.asarray(train.T @ centred)[None, :]),
-            ]
+        return refit_predictive(
+            self.model_.transform,
+            as_core_array(rows),
+            y,
+            getattr(self, "_posterior_weights", None),  # absent in models pickled before
+            self.alpha_,
+            X,
+            mean,
+            n_jobs,
+            full=return_cov,
         )
-        factor_rows = whitened(train, None, self.alpha_, new)
-        z = factor_rows[:, -1]
-        noise = max(float(centred @ centred - z @ z), 0.0) / len(y)
-        return predictive(mean, noise, factor_rows[:, :-1], full=return_cov)
-
-    predict.__doc__ = (predict.__doc__ or "").replace("{COVARIANCE_DOC}", COVARIANCE_DOC)

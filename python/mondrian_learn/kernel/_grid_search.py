@@ -31,11 +31,7 @@ import numpy as np
 import scipy.sparse
 
 from mondrian_learn._progress import progress_callback
-from mondrian_learn.kernel._evidence import (
-    EVIDENCE_MAX_SIZE,
-    kernel_spectrum,
-    profiled_log_evidence,
-)
+from mondrian_learn.kernel._evidence import EVIDENCE_MAX_SIZE, centre, weighted_evidence
 
 #: What a scored state carries besides its criterion, recorded on the path.
 RECORD = ("validation_mse", "train_mse", "log_evidence", "n_features", "cg_iterations")
@@ -110,12 +106,14 @@ class FoldMeanCriterion:
 class EvidenceCriterion:
     """Minus the log marginal likelihood of ``y − ȳ ~ N(0, s² ΦΦᵀ + σ² I)`` with both
     variances estimated (``kernel/_evidence.py``), Φ the grid features of the first ``n_rows``
-    points of ``search`` at the candidate lifetimes: O(min(N, C)³) per state, refused beyond
-    ``EVIDENCE_MAX_SIZE`` (criterion +inf)."""
+    points of ``search`` at the candidate lifetimes, the rows weighted by ``weights`` (None:
+    all 1): O(min(N, C)³) per state, refused beyond ``EVIDENCE_MAX_SIZE`` (criterion +inf)."""
 
-    def __init__(self, search: Any, y: np.ndarray, n_jobs: int) -> None:
-        self.search, self.n_jobs = search, n_jobs
-        self.centred = y - y.mean()
+    def __init__(
+        self, search: Any, y: np.ndarray, n_jobs: int, weights: np.ndarray | None = None
+    ) -> None:
+        self.search, self.n_jobs, self.weights = search, n_jobs, weights
+        self.centred = centre(y, weights)
         self.counts = [0] * len(search.active)
 
     def active(self) -> list[int]:
@@ -138,7 +136,7 @@ class EvidenceCriterion:
             row.update(dict.fromkeys(EVIDENCE_RECORD, np.nan), criterion=np.inf)
             return row
         phi = scipy.sparse.csr_matrix((data, indices, indptr), shape=(n, n_columns))
-        value, ratio, signal = profiled_log_evidence(*kernel_spectrum(phi, self.centred), n)
+        value, ratio, signal = weighted_evidence(phi, self.centred, self.weights)
         row.update(
             log_evidence_profiled=value,
             alpha=ratio,

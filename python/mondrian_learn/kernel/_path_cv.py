@@ -6,33 +6,38 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import restore_on_failure
+from mondrian_learn._base import restore_on_failure, store_parameters
 from mondrian_learn._lifetime_path import (
     CV,
     LIFETIMES,
     VALIDATION_FRACTION,
     checkpoint_arguments,
-    validation_splits,
 )
+from mondrian_learn._points import as_core_array
 from mondrian_learn._progress import PathProgress, progress_callback
+from mondrian_learn._targets import check_target_scale
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     POSITIVE,
     RUNTIME,
-    SCALE_FEATURES_DOC,
     SCALING,
     Options,
     Param,
     RealArray,
-    as_core_array,
-    check_target_scale,
 )
 from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin, lifetime_for_cells
+from mondrian_learn.kernel._cv_rows import (
+    split_weights,
+    total_weight,
+    weighted_rows,
+    weighted_splits,
+)
 from mondrian_learn.kernel._evidence import EVIDENCE_MAX_SIZE, path_evidence
 
 
@@ -111,7 +116,9 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         Conjugate gradients stop at ‖Φᵀy − Aw‖ ≤ tol · ‖Φᵀy‖ ...
     gradient_max_iter : int, default=300
         ... or after this many iterations per checkpoint.
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
     random_state, n_jobs, verbose
         As in :class:`MondrianKernelRidge`; ``random_state`` also draws the validation split.
 
@@ -154,8 +161,6 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
     (True, 31)
     """
 
-    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
-
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "max_lifetime": Param(None, None, *FINITE_LIFETIME),
@@ -172,9 +177,35 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         **RUNTIME,
     }
 
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        *,
+        max_lifetime: float | None = None,
+        alphas: float | ArrayLike = (0.1, 1.0, 10.0),
+        lifetimes: int | ArrayLike | None = 100,
+        selection: str = "validation",
+        validation_fraction: float = 0.2,
+        cv: Any = None,
+        solver: str = "auto",
+        max_dense_features: int = 4096,
+        gradient_tol: float = 1e-6,
+        gradient_max_iter: int = 300,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
+
     @restore_on_failure
     def fit(
-        self, X: Any, y: Any, X_val: Any | None = None, y_val: Any | None = None
+        self,
+        X: Any,
+        y: Any,
+        X_val: Any | None = None,
+        y_val: Any | None = None,
+        sample_weight: Any = None,
     ) -> MondrianKernelRidgeCV:
         """Run the path, choose (λ, α), refit.
 
@@ -187,7 +218,14 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         X_val, y_val : array-like, optional
             Validation data for ``selection="validation"``. When given, they are only used
             to choose (λ, α) (the final model is fitted on ``X`` alone); otherwise ``cv``
-            says how ``X`` is split.
+            says how ``X`` is split. Their rows weigh 1 each.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, as :meth:`MondrianKernelRidge.fit` reads them (row i's noise
+            σ²/v_i; an integer weight repeats the row, a zero weight removes it), in every
+            path, validation error (Σ v_i (y_i − ŷ_i)² / Σ v_i), evidence and refit, and in
+            Λ (``max_lifetime=None``: as many cells as Σ v_i). Weighted rows are split by
+            ``cv`` None or an int with equal rows kept together; weights all 1 fit exactly
+            as None.
 
         Returns
         -------
@@ -199,6 +237,8 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         if not np.all(alphas > 0):
             raise ValueError(f"alphas must hold positive numbers, got {self.alphas!r}")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        given = (X, y)
+        X, y, weights, keep = weighted_rows(X, y, sample_weight)
         check_target_scale(y)
         X = self._fit_unit_box(X)
         if (X_val is None) != (y_val is None):
@@ -209,18 +249,29 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
                 "or selection='evidence': leave cv=None"
             )
         if self.selection == "evidence":
-            self._fit_evidence(X, y, alphas)
+            self._fit_evidence(X, y, weights, alphas)
         elif X_val is not None:
             X_val, y_val = validate_data(
                 self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
             )
-            self._fit_validation(X, y, [(X, y, self._to_unit_box(X_val), y_val)], alphas)
+            fold = (X, y, weights, self._to_unit_box(X_val), y_val, None)
+            self._fit_validation(X, y, weights, [fold], alphas)
         else:
-            splits = validation_splits(
-                self.cv, X, y, self.validation_fraction, self.random_state, distinct=False
+            splits = weighted_splits(
+                self.cv,
+                X,
+                y,
+                given,
+                keep,
+                weights,
+                self.validation_fraction,
+                self.random_state,
             )
-            folds = [(X[t], y[t], X[v], y[v]) for t, v in splits]
-            self._fit_validation(X, y, folds, alphas, held_out=self.cv is None)
+            folds = [
+                (X[t], y[t], split_weights(weights, t), X[v], y[v], split_weights(weights, v))
+                for t, v in splits
+            ]
+            self._fit_validation(X, y, weights, folds, alphas, held_out=self.cv is None)
         return self
 
     def _path_settings(self) -> tuple[Any, ...]:
@@ -234,10 +285,11 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             self._threads(),
         )
 
-    def _max_lifetime(self, X: np.ndarray) -> float:
-        """Λ for trees sampled on ``X``."""
+    def _max_lifetime(self, X: np.ndarray, weights: np.ndarray | None) -> float:
+        """Λ for trees sampled on ``X`` (rows weighing ``weights``: as many cells as their
+        total weight, what their repetitions would give)."""
         if self.max_lifetime is None:
-            return lifetime_for_cells(X, X.shape[0])
+            return lifetime_for_cells(X, total_weight(weights, X.shape[0]))
         return float(self.max_lifetime)
 
     def _features(self, X: np.ndarray, max_lifetime: float) -> Any:
@@ -254,15 +306,17 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         self,
         X: np.ndarray,
         y: np.ndarray,
-        folds: list[tuple[np.ndarray, ...]],
+        weights: np.ndarray | None,
+        folds: list[tuple[Any, ...]],
         alphas: np.ndarray,
         held_out: bool = False,
     ) -> None:
         """Choose (λ, α) by the folds' pooled validation error of one path per fold and α, at the
-        first fold's checkpoints; refit (module docs). ``held_out``: one split off ``X``,
-        whose validation rows extend the first fold's trees for the final model."""
+        first fold's checkpoints; refit (module docs). A fold is (training X, y, weights,
+        validation X, y, weights). ``held_out``: one split off ``X``, whose validation rows
+        extend the first fold's trees for the final model."""
         n_jobs, settings = self._threads(), self._path_settings()
-        max_lifetime = self._max_lifetime(folds[0][0])
+        max_lifetime = self._max_lifetime(folds[0][0], folds[0][2])
         n_checkpoints, grid = checkpoint_arguments(self.lifetimes, max_lifetime)
         several = len(folds) > 1
         # Several folds: one report for them all (their trees and paths stay quiet).
@@ -270,7 +324,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         paths: list[list[dict[str, Any]]] = []
         first_features: Any = None
         try:
-            for k, (train_X, train_y, val_X, val_y) in enumerate(folds):
+            for k, (train_X, train_y, train_w, val_X, val_y, val_w) in enumerate(folds):
                 features = self._features(train_X, max_lifetime)
                 if k == 0:
                     first_features = features
@@ -288,6 +342,8 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
                                 grid,
                                 *settings,
                                 progress.callback,
+                                weights=train_w,
+                                val_weights=val_w,
                             )
                         except ValueError as error:  # the core names its own α "alpha"
                             raise ValueError(f"alphas: the path at α={alpha}: {error}") from error
@@ -305,7 +361,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             close()
         scores = np.array([[p["validation_mse"] for p in fold] for fold in paths])
         # Folds weighted by their validation rows (the pooled error), as the CV forests do.
-        sizes = [len(fold[3]) for fold in folds]
+        sizes = [total_weight(fold[5], len(fold[4])) for fold in folds]
         by_alpha = (np.average(scores, axis=0, weights=sizes) if several else scores[0]).T
         # Ties: the first checkpoint (smallest λ), then the first α.
         best, which = np.unravel_index(int(np.argmin(by_alpha)), by_alpha.shape)
@@ -317,24 +373,31 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             path["fold_validation_mse"] = scores.transpose(0, 2, 1)
         lifetime, alpha = float(path["lifetimes"][best]), float(alphas[which])
         if held_out:
-            train_y, val_X, val_y = folds[0][1], folds[0][2], folds[0][3]
+            _, train_y, train_w, val_X, val_y, val_w = folds[0]
             model = first_features.refit(
                 as_core_array(np.concatenate([train_y, val_y])),
                 lifetime,
                 alpha,
                 n_jobs,
                 as_core_array(val_X),
+                None if weights is None else np.concatenate([train_w, val_w]),
             )
         elif everything is not None:
-            model = everything.refit(as_core_array(y), lifetime, alpha, n_jobs)
+            model = everything.refit(as_core_array(y), lifetime, alpha, n_jobs, None, weights)
         else:
-            model = first_features.refit(as_core_array(folds[0][1]), lifetime, alpha, n_jobs)
+            _, train_y, train_w = folds[0][:3]
+            model = first_features.refit(
+                as_core_array(train_y), lifetime, alpha, n_jobs, None, train_w
+            )
         self._keep(path, int(best), alpha, max_lifetime, model)
 
-    def _fit_evidence(self, X: np.ndarray, y: np.ndarray, alphas: np.ndarray) -> None:
-        """Choose λ and α = σ̂²/ŝ² by the two-variance evidence at the checkpoints; refit."""
+    def _fit_evidence(
+        self, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, alphas: np.ndarray
+    ) -> None:
+        """Choose λ and α = σ̂²/ŝ² by the two-variance evidence at the checkpoints (rows
+        weighted by ``weights``); refit."""
         n_jobs = self._threads()
-        max_lifetime = self._max_lifetime(X)
+        max_lifetime = self._max_lifetime(X, weights)
         n_checkpoints, grid = checkpoint_arguments(self.lifetimes, max_lifetime)
         features = self._features(X, max_lifetime)
         core_y = as_core_array(y)
@@ -349,9 +412,12 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
                 grid,
                 *self._path_settings(),
                 progress.callback,
+                weights=weights,
             )
         path["solver"] = np.asarray(path["solver"])
-        path.update(path_evidence(features, X, y, path["lifetimes"], EVIDENCE_MAX_SIZE, n_jobs))
+        path.update(
+            path_evidence(features, X, y, path["lifetimes"], EVIDENCE_MAX_SIZE, n_jobs, weights)
+        )
         if np.all(np.isnan(path["log_evidence_profiled"])):
             raise ValueError(
                 "selection='evidence' needs min(n_samples, n_features of the path) ≤ "
@@ -360,7 +426,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             )
         best = int(np.nanargmax(path["log_evidence_profiled"]))
         alpha = float(path["alpha"][best])
-        model = features.refit(core_y, float(path["lifetimes"][best]), alpha, n_jobs)
+        model = features.refit(core_y, float(path["lifetimes"][best]), alpha, n_jobs, None, weights)
         self._keep(path, best, alpha, max_lifetime, model)
 
     def _keep(

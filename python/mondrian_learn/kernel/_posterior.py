@@ -18,15 +18,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from mondrian_learn._validation import check_memory
-
-#: ``return_cov`` and ``sample_y`` in a ``predict`` docstring.
-COVARIANCE_DOC = """return_cov : bool, default=False
-            Also return the joint predictive covariance of new targets at the rows,
-            ``σ̂² (I + Φ* A⁻¹ Φ*ᵀ)`` (A = ΦᵀVΦ + αI on the training rows' features, V their
-            weights), by triangular solves with the Cholesky factor of A: O(C²) per row,
-            memory C · n_samples + n_samples². Its diagonal is ``return_std`` squared. At
-            most one of ``return_std`` and ``return_cov``."""
+from mondrian_learn._memory import check_memory
 
 
 def to_csr(parts: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> scipy.sparse.csr_matrix:
@@ -69,3 +61,34 @@ def check_return(return_std: bool, return_cov: bool) -> None:
 def features(transform: Any, X: Any, n_jobs: int) -> scipy.sparse.csr_matrix:
     """A core ``transform(X, n_jobs)`` as a CSR matrix."""
     return to_csr(transform(X, n_jobs))
+
+
+def refit_predictive(
+    transform: Any,
+    rows: np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray | None,
+    alpha: float,
+    X: Any,
+    mean: np.ndarray,
+    n_jobs: int,
+    full: bool,
+) -> Any:
+    """:func:`predictive` at ``X`` (predictions ``mean``) of a ridge with penalty ``alpha``
+    refitted on the training ``rows`` (mapped), their targets ``y`` and ``weights`` (None: all
+    1), whose features a core ``transform(X, n_jobs)`` gives: σ̂² = (‖y − ȳ‖²_V − ‖z‖²)/N,
+    z = L⁻¹ΦᵀV(y − ȳ) (module docs)."""
+    train = features(transform, rows, n_jobs)
+    centred = y - (y.mean() if weights is None else np.average(y, weights=weights))
+    weighted = centred if weights is None else weights * centred
+    # One more column: z = L⁻¹ΦᵀV(y − ȳ), for σ̂².
+    new = scipy.sparse.vstack(
+        [
+            features(transform, X, n_jobs),
+            scipy.sparse.csr_matrix(np.asarray(train.T @ weighted)[None, :]),
+        ]
+    )
+    factor_rows = whitened(train, weights, alpha, new)
+    z = factor_rows[:, -1]
+    noise = max(float(centred @ weighted - z @ z), 0.0) / len(y)
+    return predictive(mean, noise, factor_rows[:, :-1], full=full)

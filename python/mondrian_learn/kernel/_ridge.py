@@ -10,24 +10,25 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import OnlineMixin, document, restore_on_failure, warn
+from mondrian_learn._base import OnlineMixin, document, restore_on_failure, store_parameters, warn
+from mondrian_learn._points import as_core_array
+from mondrian_learn._targets import (
+    check_sample_weight,
+    check_target_scale,
+    check_weighted_target_scale,
+)
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     POSITIVE,
     RUNTIME,
-    SCALE_FEATURES_DOC,
     SCALING,
     Param,
-    as_core_array,
-    check_sample_weight,
-    check_target_scale,
-    check_weighted_target_scale,
 )
 from mondrian_learn.kernel._base import (
     EXTENSION_NOTE,
     TREE_PARAMETERS,
-    MondrianKernelBase,
+    CorePointsKernelBase,
     RidgePredictMixin,
 )
 
@@ -35,7 +36,7 @@ from mondrian_learn.kernel._base import (
 FEW_FIRST_ROWS = 32
 
 
-class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, MondrianKernelBase):
+class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePointsKernelBase):
     """Ridge regression on Mondrian kernel features, batch or online.
 
     Primal ridge / Bayesian linear regression (Balog et al., UAI 2016, §4): with Φ the N × C
@@ -57,7 +58,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     __doc__ += (
         EXTENSION_NOTE
         + TREE_PARAMETERS
-        + f"""
+        + """
     alpha : float, default=1.0
         Ridge penalty δ² > 0: the prior precision of the weights relative to the noise,
         σ²/α per weight. With K = ΦΦᵀ ≈ the Laplace kernel (K(x, x) = 1), α plays the
@@ -68,7 +69,9 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         Largest number of feature columns C for the dense C × C factor (memory ∝ C², time
         ∝ C³); more raise a ``ValueError`` before the factor is allocated, saying what to
         change (:class:`MondrianKernelRidgeCV` switches to conjugate gradients instead).
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
     random_state : int, RandomState or None, default=None
         Seeds the trees (identical results for any ``n_jobs``).
     n_jobs : int or None, default=None
@@ -105,13 +108,6 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
     """
     )
 
-    #: Sparse X is read by the core a row block at a time, mapped to the unit box as it is
-    #: read (``points`` in the core); the trees store the training points dense.
-    _accepts_sparse = True
-    #: The core reads X through the map to the unit box: a float32 X stays float32.
-    _reads_mapped_points = True
-    _point_dtypes = (np.float64, np.float32)
-
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "lifetime": Param(None, None, *FINITE_LIFETIME),
@@ -120,6 +116,20 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, Mondri
         **SCALING,
         **RUNTIME,
     }
+
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        *,
+        lifetime: float | None = None,
+        alpha: float = 1.0,
+        max_dense_features: int = 4096,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
 
     @restore_on_failure
     @document("X", "y", "sample_weight")

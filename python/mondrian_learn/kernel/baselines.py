@@ -11,23 +11,23 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+from numpy.typing import ArrayLike
 from scipy.spatial.distance import cdist
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, RegressorMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import UnitBoxMixin, document, restore_on_failure
+from mondrian_learn._base import UnitBoxMixin, document, restore_on_failure, store_parameters
+from mondrian_learn._memory import check_memory
+from mondrian_learn._targets import check_target_scale
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
     POSITIVE,
     RUNTIME,
-    SCALE_FEATURES_DOC,
     SCALING,
     Param,
     RealArray,
-    check_memory,
-    check_target_scale,
 )
 from mondrian_learn.kernel._cells import CellIndicatorFeatures
 
@@ -46,7 +46,9 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Number of frequencies M (2M dense features).
     lifetime : float, default=1.0
         λ ≥ 0, the inverse kernel width, in the units of the scaled features.
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
     random_state : int, RandomState or None, default=None
         Seeds the random draws.
 
@@ -66,14 +68,22 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     (3, 20)
     """
 
-    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
-
     _parameters = {
         "n_components": Param(50, *COUNT),
         "lifetime": Param(1.0, *FINITE_LIFETIME),
         **SCALING,
         "random_state": RUNTIME["random_state"],
     }
+
+    def __init__(
+        self,
+        n_components: int = 50,
+        *,
+        lifetime: float = 1.0,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        store_parameters(self, locals())
 
     @restore_on_failure
     @document("X", "y ignored")
@@ -128,7 +138,9 @@ class RandomBinningFeatures(CellIndicatorFeatures):
         Number of grids M.
     lifetime : float, default=1.0
         λ ≥ 0, the inverse kernel width, in the units of the scaled features.
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
     random_state : int, RandomState or None, default=None
         Seeds the random draws.
 
@@ -151,14 +163,22 @@ class RandomBinningFeatures(CellIndicatorFeatures):
     5
     """
 
-    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
-
     _parameters = {
         "n_estimators": Param(50, *COUNT),
         "lifetime": Param(1.0, *FINITE_LIFETIME),
         **SCALING,
         "random_state": RUNTIME["random_state"],
     }
+
+    def __init__(
+        self,
+        n_estimators: int = 50,
+        *,
+        lifetime: float = 1.0,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        store_parameters(self, locals())
 
     def _bins(self, X: np.ndarray, m: int) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -197,7 +217,7 @@ class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
     """Exact kernel ridge regression with the Laplace kernel exp(−λ‖x − x'‖₁), the limit the
     random features approximate: h = (K + αI)⁻¹(y − ȳ), predictions ȳ + K(x, X) h, as the
     Mondrian kernel paper's reference line (targets centred). O(N²) memory, O(N³) time. With
-    one lifetime per feature it is the ARD Laplace kernel exp(−Σ_d λ_d |x_d − x'_d|), the limit
+    one lifetime per feature it is the ARD Laplace kernel ``exp(−Σ_d λ_d |x_d − x'_d|)``, the limit
     of the Mondrian grid (Balog's report, ch. 5).
 
     It is scikit-learn's ``KernelRidge(kernel="laplacian", gamma=lifetime, alpha=alpha)`` fitted
@@ -212,7 +232,9 @@ class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
         feature for the ARD kernel.
     alpha : float, default=1.0
         Ridge penalty δ² > 0 (as in :class:`MondrianKernelRidge`).
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
 
     Attributes
     ----------
@@ -234,13 +256,20 @@ class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
     True
     """
 
-    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
-
     _parameters = {
         "lifetime": Param(1.0, *FINITE_LIFETIME, RealArray(low=0)),
         "alpha": Param(1.0, *POSITIVE),
         **SCALING,
     }
+
+    def __init__(
+        self,
+        lifetime: float | ArrayLike = 1.0,
+        *,
+        alpha: float = 1.0,
+        scale_features: bool = True,
+    ) -> None:
+        store_parameters(self, locals())
 
     def _distances(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """Σ_d λ_d |a_d − b_d| between the rows of ``A`` and ``B`` (scaled points)."""

@@ -4,14 +4,15 @@ PCA, SVC): the kernel's parameters, sampling it inside ``fit``, reading points t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from mondrian_learn._base import EstimatorBase
+from mondrian_learn._base import EstimatorBase, store_parameters
 from mondrian_learn._progress import StageTimer
-from mondrian_learn._validation import RUNTIME, SCALING
+from mondrian_learn._validation import RUNTIME, SCALING, draw_seed
 from mondrian_learn.partition._kernel import RandomPartitionKernel
 from mondrian_learn.partition._samplers import SAMPLING
 
@@ -39,6 +40,18 @@ class PartitionKernelEstimator(EstimatorBase):
 
     _parameters = {**SAMPLING, **SCALING, **RUNTIME}
 
+    def __init__(
+        self,
+        sampler: str | EstimatorBase | Callable[..., Any] = "mondrian",
+        *,
+        n_partitions: int = 100,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
+
     _accepts_sparse = True
 
     def _core_input(self, X: Any) -> Any:
@@ -54,10 +67,10 @@ class PartitionKernelEstimator(EstimatorBase):
         rng = check_random_state(self.random_state)
         stages = StageTimer(self.verbose, type(self).__name__)
         # A seed for the kernel, usable as its random_state.
-        seed = int(rng.randint(0, 2**32 - 1, dtype=np.int64))
+        seed = draw_seed(rng, 2**32 - 1)
         kernel = RandomPartitionKernel(
             self.sampler,
-            self.n_partitions,
+            n_partitions=self.n_partitions,
             scale_features=self.scale_features,
             random_state=seed,
             n_jobs=self.n_jobs,

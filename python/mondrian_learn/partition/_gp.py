@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import GaussianSampleMixin, document, restore_on_failure, warn
+from mondrian_learn._base import (
+    EstimatorBase,
+    GaussianSampleMixin,
+    document,
+    restore_on_failure,
+    store_parameters,
+)
+from mondrian_learn._memory import check_memory
+from mondrian_learn._targets import (
+    check_sample_weight,
+    check_target_scale,
+    check_weighted_target_scale,
+)
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -18,44 +30,27 @@ from mondrian_learn._validation import (
     SCALING,
     Integer,
     Param,
-    check_memory,
-    check_parameter,
-    check_sample_weight,
-    check_target_scale,
-    check_weighted_target_scale,
-    draw_seed,
 )
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._kernel import PRECONDITIONER
-from mondrian_learn.partition._marginal_likelihood import MarginalLikelihood
-from mondrian_learn.partition._samplers import SAMPLING
-from mondrian_learn.partition._variance import (
-    VARIANCE,
-    feature_norms,
-    lanczos_start,
-    lanczos_variances_from_rows,
+from mondrian_learn.partition._operator import (
+    RHO_FLOOR,
+    LanczosVarianceMixin,
+    LocalOperator,
+    LocalSystem,
+    check_fixed_ratio,
+    fit_variances,
+    warn_unconverged_variances,
 )
+from mondrian_learn.partition._samplers import SAMPLING
+from mondrian_learn.partition._variance import VARIANCE
 
-#: The least noise-to-signal ratio σ²/s the marginal-likelihood search considers by default.
-#: Below it the Lanczos estimates of the criterion are biased upwards and CG needs thousands of
-#: iterations (on 20,000 points of a smooth signal with noise 0.01 the search ran to ρ = 1e-6
-#: and CG stopped unconverged; from 1e-3, ρ = 1e-3, CG converged in 589 iterations, RMSE 0.023).
-RHO_FLOOR = 1e-3
-#: The least ratio σ²/s a user may fix: the kernel matrix plus ρI must stay positive definite.
-RHO_MIN = 1e-12
+__all__ = ["RHO_FLOOR", "PartitionGPRegressor"]
 
 
-def check_fixed_ratio(signal: float | None, noise: float | None) -> None:
-    """Refuses fixed variances whose ratio σ²/s is below :data:`RHO_MIN` (below it K + ρI is
-    singular to float64: pivots of order 1e-15 go negative, or s·K overflows)."""
-    if signal is not None and noise is not None and not noise / signal >= RHO_MIN:
-        raise ValueError(
-            f"noise_variance / signal_variance must be at least {RHO_MIN:g}, got "
-            f"noise_variance={noise:g} and signal_variance={signal:g}"
-        )
-
-
-class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelEstimator):
+class PartitionGPRegressor(
+    RegressorMixin, GaussianSampleMixin, LanczosVarianceMixin, PartitionKernelEstimator
+):
     """GP regression with covariance ``s k̂(a, b) + σ² 1[a = b]``, ``k̂`` a random partition
     kernel, solved in O(m N) per iteration (Davies & Ghahramani 2014, §5.1).
 
@@ -171,6 +166,27 @@ class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelE
         **RUNTIME,
     }
 
+    def __init__(
+        self,
+        sampler: str | EstimatorBase | Callable[..., Any] = "mondrian",
+        *,
+        n_partitions: int = 100,
+        noise_variance: float | None = None,
+        signal_variance: float | None = None,
+        preconditioner: str = "partition",
+        tol: float = 1e-3,
+        max_iter: int = 1000,
+        variance: str = "exact",
+        variance_rank: int = 100,
+        n_probes: int = 16,
+        lanczos_steps: int = 60,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
+
     @restore_on_failure
     @document("X", "y", "sample_weight")
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> PartitionGPRegressor:
@@ -190,49 +206,16 @@ class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelE
         check_weighted_target_scale(y, weights)
         rng, stages = self._sample_kernel(X, y)
         self.sample_weight_ = weights
-        self._variance_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.y_mean_ = float(np.average(y, weights=weights))
-        centred = y - self.y_mean_
-        probe_seed = draw_seed(rng)
-        self._variance_seed = draw_seed(rng)
-        if signal is None or noise is None:
-            likelihood = MarginalLikelihood(
-                self.kernel_.model_,
-                centred,
-                int(self.n_probes),
-                int(self.lanczos_steps),
-                probe_seed,
-                self._threads(),
-                weights,
-            )
-        fixed, floor = (signal, noise), RHO_FLOOR
-        while True:
-            if None in fixed:
-                signal, noise = likelihood.maximise(*fixed, floor)
-                stages.done(f"chose s = {signal:.3g}, σ² = {noise:.3g} by marginal likelihood")
-            assert signal is not None and noise is not None
-            self.dual_coef_, info = self.kernel_.solve(
-                centred, noise, signal, self.preconditioner, self.tol, self.max_iter, weights
-            )
-            if info["converged"][0] or None not in fixed or noise / signal >= 1e2:
-                break
-            # CG did not converge at the chosen ρ: the model there cannot be computed within
-            # max_iter, so the search starts again ten times above it.
-            floor = 10.0 * noise / signal
-        self.signal_variance_, self.noise_variance_ = float(signal), float(noise)
-        self.n_iter_ = int(info["iterations"][0])
-        stages.done(f"solved for the dual weights in {self.n_iter_} CG iterations")
-        if not info["converged"][0] and np.any(centred != 0):
-            warn(
-                f"conjugate gradients stopped after {self.n_iter_} iterations with relative "
-                f"residual {info['residual'][0]:.2e} > tol={self.tol}; raise max_iter",
-                ConvergenceWarning,
-            )
-        if self.signal_variance is None or self.noise_variance is None:
-            quadratic = float(centred @ self.dual_coef_)
-            self.log_marginal_likelihood_value_ = likelihood.value(signal, noise, quadratic)
-            self.log_marginal_likelihood_std_ = 0.5 * likelihood.logdet(noise / signal)[1]
+        system = LocalSystem(self.kernel_, y - self.y_mean_, weights, self)
+        self.dual_coef_ = fit_variances(self, system, rng, stages)
         return self
+
+    def _operator(self) -> LocalOperator:
+        return LocalOperator(self.kernel_, self._threads(), self.sample_weight_)
+
+    def _new_labels(self, X: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.kernel_.assign(self._fitted_input(X))
 
     def predict(self, X: Any, return_std: bool = False, return_cov: bool = False) -> Any:
         """Posterior predictive mean (and standard deviation or covariance of new noisy
@@ -296,39 +279,6 @@ class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelE
         cov[np.diag_indices(n)] = np.maximum(var, noise)
         return mean, cov
 
-    def predict_std_bounds(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper bounds of the exact predictive standard deviations from the
-        ``"lanczos"`` route's decomposition (``variance_rank``): the upper bound is what
-        ``predict(X, return_std=True)`` returns with ``variance="lanczos"``; the gap between
-        the two bounds every error of that route (Galerkin approximations on one Krylov
-        space; see :mod:`mondrian_learn.partition._variance`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Points (finite values).
-
-        Returns
-        -------
-        lower : ndarray of shape (n_samples,)
-            At most the exact predictive standard deviation.
-        upper : ndarray of shape (n_samples,)
-            At least the exact predictive standard deviation.
-        """
-        X = self._fitted_input(X)
-        labels, weights = self.kernel_.assign(X)
-        model, threads = self.kernel_.model_, self._threads()
-        s, noise = self.signal_variance_, self.noise_variance_
-        upper_f, lower_f = self._variance_factors()
-        lower, upper = lanczos_variances_from_rows(
-            model.gather_sums(upper_f, threads, labels, weights),
-            model.gather_sums(lower_f, threads, labels, weights),
-            feature_norms(labels, weights),
-            s,
-            noise,
-        )
-        return np.sqrt(np.maximum(lower, noise)), np.sqrt(np.maximum(upper, noise))
-
     def _exact_variance(
         self, labels: np.ndarray, weights: np.ndarray | None, full: bool
     ) -> np.ndarray:
@@ -347,33 +297,5 @@ class PartitionGPRegressor(RegressorMixin, GaussianSampleMixin, PartitionKernelE
             self._threads(),
             self.sample_weight_,
         )
-        if not converged.all():
-            warn(
-                "conjugate gradients did not converge for some predictive variances; "
-                "raise max_iter",
-                ConvergenceWarning,
-            )
+        warn_unconverged_variances(converged)
         return values.reshape(labels.shape[1], -1) if full else values
-
-    def _variance_factors(self) -> tuple[np.ndarray, np.ndarray]:
-        """The two LOVE factors of the ``"lanczos"`` route (clusters × rank each), computed
-        on first use (``variance_rank`` dimensions; the start does not depend on the points
-        predicted, so neither does any point's variance) and kept until the next ``fit``."""
-        check_parameter("variance_rank", self.variance_rank, COUNT)
-        rank = int(self.variance_rank)
-        cache = self.__dict__.setdefault("_variance_cache", {})
-        if rank not in cache:
-            model, threads = self.kernel_.model_, self._threads()
-            sizes = model.cluster_sums(np.ones((model.n_points, 1)), threads)[:, 0]
-            cache.clear()
-            cache[rank] = _core.variance_factors(
-                model,
-                lanczos_start(sizes, rank, self._variance_seed),
-                rank,
-                self._variance_seed,
-                self.signal_variance_,
-                self.noise_variance_,
-                threads,
-                self.sample_weight_,
-            )
-        return cache[rank]

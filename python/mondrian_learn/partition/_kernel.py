@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -9,20 +10,23 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import UnitBoxMixin, document, restore_on_failure
+from mondrian_learn._base import (
+    EstimatorBase,
+    UnitBoxMixin,
+    document,
+    restore_on_failure,
+    store_parameters,
+)
+from mondrian_learn._memory import check_memory
+from mondrian_learn._points import as_core_array, dense_points, dense_row_blocks
 from mondrian_learn._progress import StageTimer
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
     RUNTIME,
-    SCALE_FEATURES_DOC,
     SCALING,
     Options,
-    as_core_array,
-    check_memory,
     check_parameter,
-    dense_points,
-    dense_row_blocks,
     draw_seed,
 )
 from mondrian_learn.partition._samplers import (
@@ -73,7 +77,9 @@ default="mondrian"
         :class:`CallablePartitions`, or a bare callable ``f(X, y, rng) -> rule``.
     n_partitions : int, default=100
         m.
-    {SCALE_FEATURES_DOC}
+    scale_features : bool, default=True
+        Map each feature to [0, 1] by its training range first; False keeps the raw units
+        (user guide: Conventions, "Inputs are scaled to the unit box").
         Samplers see the scaled points, dense (a callable sampler too; its rule labels new
         points a block of rows at a time when they are sparse, so it must label each row by
         itself).
@@ -99,16 +105,26 @@ default="mondrian"
     >>> import numpy as np
     >>> from mondrian_learn.partition import RandomPartitionKernel, MondrianPartitions
     >>> X = np.random.default_rng(0).uniform(size=(500, 2))
-    >>> kernel = RandomPartitionKernel(MondrianPartitions(lifetime=3.0), 2000,
+    >>> kernel = RandomPartitionKernel(MondrianPartitions(lifetime=3.0), n_partitions=2000,
     ...                                random_state=0).fit(X)
     >>> K = kernel.kernel_matrix(X[:2])  # K̂(X[:2], X): close to exp(−3 ‖a − b‖₁)
     >>> bool(abs(K[0, 1] - np.exp(-3 * np.abs(X[0] - X[1]).sum())) < 0.05)
     True
     """
 
-    __doc__ = __doc__.replace("{SCALE_FEATURES_DOC}", SCALE_FEATURES_DOC)
-
     _parameters = {**SAMPLING, **SCALING, **RUNTIME}
+
+    def __init__(
+        self,
+        sampler: str | EstimatorBase | Callable[..., Any] = "mondrian",
+        *,
+        n_partitions: int = 100,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
 
     _accepts_sparse = True
 

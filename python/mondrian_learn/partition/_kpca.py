@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn import _core
-from mondrian_learn._base import document, restore_on_failure, warn
-from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, SCALING, Integer, Param, draw_seed
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_parameters
+from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, SCALING, Integer, Param
 from mondrian_learn.partition._base import PartitionKernelEstimator
+from mondrian_learn.partition._operator import LocalOperator, fit_eigenpairs
 from mondrian_learn.partition._samplers import SAMPLING
 
 
@@ -70,7 +70,7 @@ class PartitionKernelPCA(
     >>> import numpy as np
     >>> from mondrian_learn.partition import PartitionKernelPCA, MondrianPartitions
     >>> X = np.random.default_rng(0).normal(size=(400, 3))
-    >>> pca = PartitionKernelPCA(2, MondrianPartitions(lifetime=0.5), random_state=0)
+    >>> pca = PartitionKernelPCA(2, sampler=MondrianPartitions(lifetime=0.5), random_state=0)
     >>> Z = pca.fit_transform(X)
     >>> Z.shape
     (400, 2)
@@ -89,13 +89,29 @@ class PartitionKernelPCA(
         **RUNTIME,
     }
 
+    def __init__(
+        self,
+        n_components: int = 5,
+        *,
+        sampler: str | EstimatorBase | Callable[..., Any] = "mondrian",
+        n_partitions: int = 100,
+        block_size: int | None = None,
+        krylov_depth: int = 6,
+        tol: float = 1e-6,
+        max_restarts: int = 50,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
+
     @restore_on_failure
     @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> PartitionKernelPCA:
         """Sample the partitions and compute the top eigenpairs of the centred kernel."""
         self._validate_params()
         k = int(self.n_components)
-        block = max(k + 5, 2 * k) if self.block_size is None else int(self.block_size)
         if y is None:
             X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
         else:
@@ -103,29 +119,9 @@ class PartitionKernelPCA(
         if k > X.shape[0]:
             raise ValueError(f"n_components={k} exceeds the number of samples {X.shape[0]}")
         rng, stages = self._sample_kernel(X, y)
-        values, vectors, residuals, products, converged = _core.top_eigen(
-            self.kernel_.model_,
-            k,
-            block,
-            int(self.krylov_depth),
-            float(self.tol),
-            int(self.max_restarts),
-            draw_seed(rng),
-            True,
-            self._threads(),
-        )
-        stages.done(f"block Lanczos: {products} block products")
-        if not converged:
-            warn(
-                f"block Lanczos stopped after {self.max_restarts} restarts with residuals "
-                f"{np.max(residuals):.2e} > tol · λ₁; raise max_restarts",
-                ConvergenceWarning,
-            )
-        n = X.shape[0]
-        self.eigenvalues_ = values
-        self.eigenvectors_ = vectors
-        self.residuals_ = residuals
-        self.n_products_ = int(products)
+        operator = LocalOperator(self.kernel_, self._threads())
+        self.eigenvectors_ = fit_eigenpairs(self, operator, rng, stages)
+        n, values = X.shape[0], self.eigenvalues_
         # Row means of K̂ and their mean: the feature-space centring of new points' kernels.
         self.kernel_row_mean_ = self.kernel_.matmul(np.full(n, 1.0 / n))
         self.kernel_mean_ = float(self.kernel_row_mean_.mean())

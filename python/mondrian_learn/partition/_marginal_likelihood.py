@@ -101,15 +101,30 @@ class MarginalLikelihood:
             self._probes = [(theta, np.ones(n))]
             self.steps_run = [n]
             return
-        probes = np.random.default_rng(seed).integers(0, 2, size=(n, n_probes)) * 2.0 - 1.0
-        starts = np.ascontiguousarray(np.column_stack([y, probes]))
+        self._quadrature(
+            lambda starts, steps: _core.lanczos(model, starts, steps, n_jobs, weights),
+            y,
+            n_probes,
+            steps,
+            seed,
+        )
+
+    def _quadrature(
+        self, lanczos: Any, start: np.ndarray, n_probes: int, steps: int, seed: int
+    ) -> None:
+        """Gauss quadrature nodes from one Lanczos run ``lanczos(starts, steps)`` on the
+        operator from ``start`` (the data-fit term's) and from ``n_probes`` Rademacher probes
+        (the log-determinant's) of the seed ``seed``."""
+        dim = start.shape[0]
+        probes = np.random.default_rng(seed).integers(0, 2, size=(dim, n_probes)) * 2.0 - 1.0
+        starts = np.ascontiguousarray(np.column_stack([start, probes]))
         norms2 = np.einsum("ij,ij->j", starts, starts)
         if norms2[0] == 0:
             # y ≡ 0: the data-fit term vanishes; any start gives the log-determinant.
             starts[:, 0] = probes[:, 0]
-        # Lanczos on an N × N operator is exact after N steps: more would only cost memory
-        # (the quadrature's eigen-decomposition is steps × steps).
-        tri = _core.lanczos(model, starts, min(int(steps), n), n_jobs, weights)
+        # Lanczos on a dim × dim operator is exact after dim steps: more would only cost
+        # memory (the quadrature's eigen-decomposition is steps × steps).
+        tri = lanczos(starts, min(int(steps), dim))
         nodes = [gauss_nodes(a, b, w) for (a, b), w in zip(tri, norms2)]
         self._y = nodes[0] if norms2[0] > 0 else (np.zeros(1), np.zeros(1))
         self._probes = nodes[1:]
@@ -255,16 +270,7 @@ class ClusterSpaceLikelihood(MarginalLikelihood):
         clusters = len(c)
         self.n, self.total, self.exact = n_points, float(n_points), False
         self.n_clusters, self.n_partitions, self.y_norm2 = clusters, n_partitions, y_norm2
-        probes = np.random.default_rng(seed).integers(0, 2, size=(clusters, n_probes)) * 2.0 - 1.0
-        starts = np.ascontiguousarray(np.column_stack([c, probes]))
-        norms2 = np.einsum("ij,ij->j", starts, starts)
-        if norms2[0] == 0:
-            starts[:, 0] = probes[:, 0]
-        tri = lanczos(starts, min(int(steps), clusters))
-        nodes = [gauss_nodes(a, b, w) for (a, b), w in zip(tri, norms2)]
-        self._y = nodes[0] if norms2[0] > 0 else (np.zeros(1), np.zeros(1))
-        self._probes = nodes[1:]
-        self.steps_run = [len(a) for a, _ in tri]
+        self._quadrature(lanczos, c, n_probes, steps, seed)
 
     def quadratic(self, rho: float) -> float:
         """``yᵀ (K + ρI)⁻¹ y``."""

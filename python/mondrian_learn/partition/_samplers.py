@@ -3,6 +3,7 @@ partitions of the training points and knows how to place new points in them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from sklearn.ensemble import (
 from sklearn.utils.multiclass import type_of_target
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase
+from mondrian_learn._base import EstimatorBase, store_parameters
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
@@ -58,6 +59,9 @@ class MondrianPartitions(EstimatorBase):
 
     _parameters = {"lifetime": Param(1.0, *FINITE_LIFETIME)}
 
+    def __init__(self, lifetime: float = 1.0) -> None:
+        store_parameters(self, locals())
+
     def _sample(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
     ) -> Any:
@@ -88,6 +92,16 @@ class RandomForestPartitions(EstimatorBase):
             InstanceOf(_FORESTS, "a scikit-learn RandomForest or ExtraTrees estimator"),
         )
     }
+
+    def __init__(
+        self,
+        forest: RandomForestRegressor
+        | RandomForestClassifier
+        | ExtraTreesRegressor
+        | ExtraTreesClassifier
+        | None = None,
+    ) -> None:
+        store_parameters(self, locals())
 
     def _fit_forest(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
@@ -133,6 +147,9 @@ class FastClusterPartitions(EstimatorBase):
 
     _parameters = {"max_level": Param(None, None, Integer(low=0, high=40))}
 
+    def __init__(self, max_level: int | None = None) -> None:
+        store_parameters(self, locals())
+
     def _sample(
         self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
     ) -> Any:
@@ -166,6 +183,9 @@ class CallablePartitions(EstimatorBase):
     """
 
     _parameters = {"function": Param(None, IsCallable())}
+
+    def __init__(self, function: Callable[..., Any] | None = None) -> None:
+        store_parameters(self, locals())
 
     def _rules(self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int) -> tuple:
         rules, uniques, labels = [], [], np.empty((n_partitions, X.shape[0]), dtype=np.uint32)

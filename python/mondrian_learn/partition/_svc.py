@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,8 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import document, restore_on_failure
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_parameters
+from mondrian_learn._targets import check_sample_weight
 from mondrian_learn._validation import (
     POSITIVE,
     RUNTIME,
@@ -19,7 +21,6 @@ from mondrian_learn._validation import (
     Integer,
     Options,
     Param,
-    check_sample_weight,
     draw_seed,
 )
 from mondrian_learn.partition._base import PartitionKernelEstimator
@@ -90,6 +91,22 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         **SCALING,
         **RUNTIME,
     }
+
+    def __init__(
+        self,
+        sampler: str | EstimatorBase | Callable[..., Any] = "mondrian",
+        *,
+        n_partitions: int = 100,
+        C: float = 1.0,
+        loss: str = "squared_hinge",
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+        scale_features: bool = True,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: bool | int = 0,
+    ) -> None:
+        store_parameters(self, locals())
 
     @restore_on_failure
     @document("X", "y", "sample_weight")

@@ -18,12 +18,14 @@ use super::process::Process;
 use crate::error::{Error, Result};
 use crate::kernel::gram::gram_by_partition;
 use crate::kernel::path::evaluate::RidgeGram;
+use crate::kernel::path::weights::Weights;
 use crate::kernel::path::PathOptions;
 use crate::linalg::cg;
 use crate::linalg::cholesky::Cholesky;
 use crate::linalg::operator::Identity;
 use crate::parallel::for_each_row_block;
 use crate::sparse::Csr;
+use ndarray::ArrayView1;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -135,12 +137,14 @@ pub struct GridRidge {
 
 impl GridRidge {
     /// Ridge with penalty `options.alpha` on the features of the process's first `y.len()`
-    /// points at `lifetimes`: a Cholesky factor of ΦᵀΦ + αI when `options` allow C columns
-    /// densely, else conjugate gradients to `options.gradient_tol`.
+    /// points at `lifetimes`, the rows weighing `weights` (None: all 1; the kernel ridge's
+    /// meaning): a Cholesky factor of ΦᵀVΦ + αI when `options` allow C columns densely, else
+    /// conjugate gradients to `options.gradient_tol`.
     pub fn fit(
         process: &mut Process,
         lifetimes: &[f64],
         y: &[f64],
+        weights: Option<&[f64]>,
         options: &PathOptions,
         pool: &ThreadPool,
     ) -> Result<Self> {
@@ -152,21 +156,30 @@ impl GridRidge {
                 process.knots.n_points()
             )));
         }
+        let row_weights = Weights::new(n, weights.map(ArrayView1::from).as_ref())?;
         let cuts = active_cuts(process, lifetimes);
         let cells = cells(process, &cuts, n, pool);
         let c = cells.first[m];
-        let intercept = y.iter().sum::<f64>() / n as f64;
+        let intercept = row_weights.mean(y, || y.iter().sum::<f64>() / n as f64);
         let scale = 1.0 / (m as f64).sqrt();
         let mut r = vec![0.0; c];
-        for (row, yi) in cells.rows_pos.chunks_exact(m).zip(y) {
+        for (i, (row, yi)) in cells.rows_pos.chunks_exact(m).zip(y).enumerate() {
+            // v · x is x itself for v = 1: the unweighted sums keep their bits.
+            let target = row_weights.of(i) * ((yi - intercept) * scale);
             for &col in row {
-                r[col as usize] += (yi - intercept) * scale;
+                r[col as usize] += target;
             }
         }
         // A refit never holds a dense factor past the limit, whichever route the search took.
         let (weights, cg_iterations) = if options.is_dense(c) && c <= options.max_dense_features {
-            let packed =
-                gram_by_partition(&cells.first, &cells.rows_pos, m, options.alpha, None, pool);
+            let packed = gram_by_partition(
+                &cells.first,
+                &cells.rows_pos,
+                m,
+                options.alpha,
+                weights,
+                pool,
+            );
             let factor = Cholesky::factor(packed, c, Some(pool))?;
             factor.solve(&mut r);
             (r, 0)
@@ -176,6 +189,7 @@ impl GridRidge {
                 m,
                 alpha: options.alpha,
                 dim: c,
+                weights,
             };
             let solved = cg::solve(
                 &gram,

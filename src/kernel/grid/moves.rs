@@ -9,6 +9,7 @@ use super::search::{GridSearch, Record};
 use crate::error::{Error, Result};
 use crate::kernel::features::NO_COLUMN;
 use crate::kernel::path::solver::{Child, PathSolver};
+use crate::kernel::path::weights::Weights;
 
 impl GridSearch {
     /// A new feature id (its column is pushed later).
@@ -151,29 +152,29 @@ impl GridSearch {
                     &st.columns.pos_of,
                     c,
                     inv_m,
+                    &self.row_weights,
                     acc,
                 );
             }
         }
         let scale = 1.0 / (m as f64).sqrt();
-        let target_sum =
-            |rows: &[u32]| rows.iter().map(|&r| self.yc[r as usize]).sum::<f64>() * scale;
+        let target_sum = |rows: &[u32]| self.row_weights.sum(&self.yc, Some(rows)) * scale;
         let alpha = self.options.alpha;
         st.solver.append_children(
             &mut st.columns,
             Child {
                 fid: small,
-                count: small_rows.len() as u32,
+                mass: self.row_weights.mass(small_rows),
                 r: target_sum(small_rows),
                 cross: need_cross.then_some(self.cross.as_slice()),
             },
             Child {
                 fid: other,
-                count: other_rows.len() as u32,
+                mass: self.row_weights.mass(other_rows),
                 r: target_sum(other_rows),
                 cross: other_cross.then_some(self.cross_other.as_slice()),
             },
-            |count| count as f64 * inv_m + alpha,
+            |mass| mass * inv_m + alpha,
             split_weight,
         )?;
         Ok(child)
@@ -278,10 +279,10 @@ impl GridSearch {
         let mut weighted = 0.0;
         for fid in [lower, upper] {
             let p = st.columns.pos_of[fid as usize] as usize;
-            weighted += st.columns.count[p] as f64 * st.solver.gradient_weight(p);
+            weighted += st.columns.mass[p] * st.solver.gradient_weight(p);
             r += st.solver.remove(&mut st.columns, p)?.r;
         }
-        let count = lower_rows.len() + upper_rows.len();
+        let mass = self.row_weights.mass(lower_rows) + self.row_weights.mass(upper_rows);
         let c = st.columns.fid_at.len();
         let inv_m = 1.0 / m as f64;
         let mut acc = std::mem::take(&mut self.cross);
@@ -295,24 +296,25 @@ impl GridSearch {
                 &st.columns.pos_of,
                 c,
                 inv_m,
+                &self.row_weights,
                 &mut acc,
             );
         }
-        let diag = count as f64 * inv_m + self.options.alpha;
+        let diag = mass * inv_m + self.options.alpha;
         st.solver.append_column(&acc, diag, r)?;
         if let PathSolver::Gradient(w) = &mut st.solver {
             // Φw stays as close as one column allows: the rows' mean weight.
             if let Some(last) = w.last_mut() {
-                *last = weighted / count as f64;
+                *last = weighted / mass;
             }
         }
-        st.columns.push(lower, r, count as u32);
+        st.columns.push(lower, r, mass);
         self.cross = acc;
         Ok(())
     }
 }
 
-/// The cross products (shared rows / M) of a new column with rows `rows` in grid `grid` with
+/// The cross products (the shared rows' total weight / M) of a new column with rows `rows` in grid `grid` with
 /// every current column (positions through `pos_of`, `c` of them), into `acc`: cells of the
 /// same grid share no row with it.
 #[allow(clippy::too_many_arguments)]
@@ -324,15 +326,18 @@ fn cross_products(
     pos_of: &[u32],
     c: usize,
     inv_m: f64,
+    weights: &Weights,
     acc: &mut Vec<f64>,
 ) {
     acc.clear();
     acc.resize(c, 0.0);
     for &r in rows {
         let row = &row_fid[r as usize * m..(r as usize + 1) * m];
+        // v · x is x itself for v = 1: unweighted cross products keep their bits.
+        let shared = weights.of(r as usize) * inv_m;
         for (t, &f) in row.iter().enumerate() {
             if t != grid {
-                acc[pos_of[f as usize] as usize] += inv_m;
+                acc[pos_of[f as usize] as usize] += shared;
             }
         }
     }

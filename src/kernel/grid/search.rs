@@ -9,6 +9,9 @@
 //! in the fit: a validation point lies in its grid's cell when a training point shares it, and
 //! otherwise contributes nothing for that grid.
 //!
+//! Row weights (the kernel ridge's meaning, `kernel::path::weights`) weight the fit's sums and
+//! each error by its rows' weights.
+//!
 //! [`GridSearch::try_moves`] scores candidate moves by applying them, evaluating, and restoring
 //! a snapshot of the state (bit for bit); [`GridSearch::move_to`] keeps one.
 
@@ -19,7 +22,9 @@ use crate::kernel::features::NO_COLUMN;
 use crate::kernel::path::columns::Columns;
 use crate::kernel::path::evaluate::{evaluate, RidgeView};
 use crate::kernel::path::solver::PathSolver;
+use crate::kernel::path::weights::Weights;
 use crate::kernel::path::{PathOptions, SolverUsed};
+use ndarray::ArrayView1;
 use rayon::ThreadPool;
 
 /// One evaluated state of the search.
@@ -59,7 +64,9 @@ pub struct GridSearch {
     pub mean: f64,
     pub(super) yc: Vec<f64>,
     centred: f64,
+    pub(super) row_weights: Weights,
     y_val: Vec<f64>,
+    val_weights: Weights,
     pub options: PathOptions,
     pub(super) state: State,
     weights: Vec<f64>,
@@ -73,13 +80,16 @@ pub(super) type Record = (u32, bool, u32);
 
 impl GridSearch {
     /// M grids (λ = 0: one cell each) on the training rows `x` (row-major, `d` wide) with
-    /// targets `y`, and validation rows `x_val` with `y_val` (possibly none).
+    /// targets `y`, and validation rows `x_val` with `y_val` (possibly none); `weights` and
+    /// `val_weights` weigh the rows (None: all 1).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         x: &[f64],
         y: &[f64],
+        weights: Option<&[f64]>,
         x_val: &[f64],
         y_val: &[f64],
+        val_weights: Option<&[f64]>,
         d: usize,
         n_grids: usize,
         seed: u64,
@@ -107,9 +117,11 @@ impl GridSearch {
                 reason: format!("{m} grids on {n} rows give too many cells to number"),
             });
         }
-        let mean = y.iter().sum::<f64>() / n as f64;
+        let row_weights = Weights::new(n, weights.map(ArrayView1::from).as_ref())?;
+        let val_weights = Weights::new(y_val.len(), val_weights.map(ArrayView1::from).as_ref())?;
+        let mean = row_weights.mean(y, || y.iter().sum::<f64>() / n as f64);
         let yc: Vec<f64> = y.iter().map(|v| v - mean).collect();
-        let centred = crate::linalg::dot(&yc, &yc);
+        let centred = row_weights.square_sum(&yc);
         let state = State {
             active: vec![0; d],
             cuts: vec![Vec::new(); m * d],
@@ -127,19 +139,22 @@ impl GridSearch {
             mean,
             yc,
             centred,
+            row_weights,
             y_val: y_val.to_vec(),
+            val_weights,
             options,
             state,
             weights: Vec::new(),
             cross: Vec::new(),
             cross_other: Vec::new(),
         };
-        let root_r = search.yc.iter().sum::<f64>() * search.scale();
-        let diag = search.diag(n);
+        let root_r = search.row_weights.sum(&search.yc, None) * search.scale();
+        let total = search.row_weights.total();
+        let diag = search.diag(total);
         for t in 0..m {
-            let cross = vec![n as f64 / m as f64; t];
+            let cross = vec![total / m as f64; t];
             search.state.solver.append_column(&cross, diag, root_r)?;
-            search.state.columns.push(t as u32, root_r, n as u32);
+            search.state.columns.push(t as u32, root_r, total);
         }
         Ok(search)
     }
@@ -158,8 +173,8 @@ impl GridSearch {
         1.0 / (self.m() as f64).sqrt()
     }
 
-    fn diag(&self, count: usize) -> f64 {
-        count as f64 / self.m() as f64 + self.options.alpha
+    fn diag(&self, mass: f64) -> f64 {
+        mass / self.m() as f64 + self.options.alpha
     }
 
     /// Per dimension, how many of its cuts are active.
@@ -254,6 +269,7 @@ impl GridSearch {
             columns: &self.state.columns,
             yc: &self.yc,
             centred: self.centred,
+            weights: &self.row_weights,
             options: &self.options,
         };
         let point = evaluate(&view, &mut self.state.solver, &mut self.weights, pool)?;
@@ -261,10 +277,8 @@ impl GridSearch {
             f64::NAN
         } else {
             let predictions = self.validation_predictions();
-            let sse: f64 = (predictions.iter().zip(&self.y_val))
-                .map(|(p, y)| (p - y).powi(2))
-                .sum();
-            sse / self.y_val.len() as f64
+            self.val_weights
+                .mean_squared_error(&predictions, &self.y_val)
         };
         Ok(GridPoint {
             lifetimes: self.lifetimes(),

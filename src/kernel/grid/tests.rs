@@ -38,18 +38,18 @@ fn data() -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
     (x, y.to_vec(), xv, yv.to_vec())
 }
 
-/// The ridge refitted from scratch at the search's lifetimes: its weights per training row and
-/// grid, its training and validation errors, and its validation predictions.
+/// The ridge refitted from scratch at the search's lifetimes (rows weighted by `v`): its
+/// weights per training row and grid, its (weighted) training error, and its validation
+/// predictions.
 fn from_scratch(
     search: &mut GridSearch,
-    x: &[f64],
-    y: &[f64],
+    (x, y, v): (&[f64], &[f64], Option<&[f64]>),
     xv: &[f64],
     lifetimes: &[f64],
 ) -> (Vec<f64>, f64, Vec<f64>) {
     let p = pool(1).expect("pool");
     let dense = options(SolverChoice::Cholesky);
-    let fresh = GridRidge::fit(&mut search.process, lifetimes, y, &dense, &p).expect("fit");
+    let fresh = GridRidge::fit(&mut search.process, lifetimes, y, v, &dense, &p).expect("fit");
     let phi = fresh.transform(x, 3).expect("features");
     let m = search.m();
     assert_eq!(
@@ -67,17 +67,28 @@ fn from_scratch(
         .map(|&c| fresh.weights[c as usize])
         .collect();
     let fitted = fresh.predict(x, 3, &p).expect("predict");
-    let train_mse = fitted
-        .iter()
-        .zip(y)
-        .map(|(f, y)| (f - y).powi(2))
+    let weight = |i: usize| v.map_or(1.0, |v| v[i]);
+    let train_mse = (fitted.iter().zip(y).enumerate())
+        .map(|(i, (f, y))| weight(i) * (f - y).powi(2))
         .sum::<f64>()
-        / y.len() as f64;
+        / (0..y.len()).map(weight).sum::<f64>();
     (
         row_weights,
         train_mse,
         fresh.predict(xv, 3, &p).expect("predict"),
     )
+}
+
+/// The search's training and validation errors against those from scratch, to `tol`.
+fn assert_errors(point: &GridPoint, train_mse: f64, val_mse: f64, tol: f64) {
+    assert!(
+        (point.validation_mse - val_mse).abs() <= tol * val_mse,
+        "{point:?}: validation {val_mse}"
+    );
+    assert!(
+        (point.train_mse - train_mse).abs() <= tol * train_mse,
+        "{point:?}: training {train_mse}"
+    );
 }
 
 #[test]
@@ -89,8 +100,8 @@ fn every_move_equals_a_fit_from_scratch() {
         (SolverChoice::Inverse, 1e-8),
         (SolverChoice::Gradient, 1e-7),
     ] {
-        let mut search =
-            GridSearch::new(&x, &y, &xv, &yv, 3, 4, 11, options(solver)).expect("search");
+        let mut search = GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 4, 11, options(solver))
+            .expect("search");
         let mut rng = tree_rng(5, 0);
         let (mut adds, mut removes) = (0, 0);
         for step in 0..60 {
@@ -119,7 +130,7 @@ fn every_move_equals_a_fit_from_scratch() {
             };
             assert_eq!(point.solver, expected_solver);
             let (weights, train_mse, predictions) =
-                from_scratch(&mut search, &x, &y, &xv, &point.lifetimes);
+                from_scratch(&mut search, (&x, &y, None), &xv, &point.lifetimes);
             assert_rel(&search.row_weights(), &weights, tol);
             let val_pred = search.validation_predictions();
             assert_rel(&val_pred, &predictions, tol);
@@ -129,18 +140,59 @@ fn every_move_equals_a_fit_from_scratch() {
                 .map(|(f, y)| (f - y).powi(2))
                 .sum::<f64>()
                 / yv.len() as f64;
-            assert!(
-                (point.validation_mse - val_mse).abs() <= tol * val_mse,
-                "{solver:?}"
-            );
-            assert!(
-                (point.train_mse - train_mse).abs() <= tol * train_mse,
-                "{solver:?}"
-            );
+            assert_errors(&point, train_mse, val_mse, tol);
         }
         assert!(adds > 20 && removes > 5, "{adds} adds, {removes} removes");
         assert!(search.active().iter().sum::<usize>() > 10);
     }
+}
+
+#[test]
+fn weighted_moves_equal_a_weighted_fit_from_scratch() {
+    // Row weights v: A = ΦᵀVΦ + αI, ȳ and the errors weighted (validation rows by their own).
+    let (x, y, xv, yv) = data();
+    let mut rng = tree_rng(9, 0);
+    let v: Vec<f64> = (0..y.len())
+        .map(|_| 0.2 + 3.0 * uniform(&mut rng))
+        .collect();
+    let vv: Vec<f64> = (0..yv.len())
+        .map(|_| 0.1 + 2.0 * uniform(&mut rng))
+        .collect();
+    let p = pool(1).expect("pool");
+    for (solver, tol) in [
+        (SolverChoice::Cholesky, 1e-8),
+        (SolverChoice::Gradient, 1e-7),
+    ] {
+        let (train, val) = ((&x[..], &y[..], Some(&v[..])), Some(&vv[..]));
+        let mut search = GridSearch::new(
+            train.0,
+            train.1,
+            train.2,
+            &xv,
+            &yv,
+            val,
+            3,
+            4,
+            11,
+            options(solver),
+        )
+        .expect("search");
+        for (dim, count) in [(0, 3), (1, 2), (0, 6), (2, 4), (0, 4)] {
+            assert!(search.move_to(dim, count).expect("move"));
+            let point = search.evaluate(&p).expect("evaluate");
+            let (weights, train_mse, predictions) =
+                from_scratch(&mut search, train, &xv, &point.lifetimes);
+            assert_rel(&search.row_weights(), &weights, tol);
+            let val_mse = (predictions.iter().zip(&yv).zip(&vv))
+                .map(|((f, y), w)| w * (f - y).powi(2))
+                .sum::<f64>()
+                / vv.iter().sum::<f64>();
+            assert_errors(&point, train_mse, val_mse, tol);
+        }
+    }
+    let short = vec![1.0; y.len() - 1];
+    let opts = options(SolverChoice::Cholesky);
+    assert!(GridSearch::new(&x, &y, Some(&short), &xv, &yv, None, 3, 4, 11, opts).is_err());
 }
 
 /// Equal bit for bit (NaN evidence equal to NaN), CG iterations aside: CG run on weights that
@@ -167,8 +219,8 @@ fn trial_moves_leave_the_state_exactly_as_it_was() {
         SolverChoice::Inverse,
         SolverChoice::Gradient,
     ] {
-        let mut search =
-            GridSearch::new(&x, &y, &xv, &yv, 3, 3, 4, options(solver)).expect("search");
+        let mut search = GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 3, 4, options(solver))
+            .expect("search");
         search.move_to(0, 6).expect("move");
         search.move_to(1, 4).expect("move");
         let before = search.evaluate(&p).expect("evaluate");
@@ -180,8 +232,8 @@ fn trial_moves_leave_the_state_exactly_as_it_was() {
         // Each trial equals the kept move; the first one bit for bit (the same operations),
         // the later ones, reached through the earlier trials, to rounding.
         for (k, (count, point)) in [5, 7, 2].into_iter().zip(&tried).enumerate() {
-            let mut kept =
-                GridSearch::new(&x, &y, &xv, &yv, 3, 3, 4, options(solver)).expect("search");
+            let mut kept = GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 3, 4, options(solver))
+                .expect("search");
             kept.move_to(0, 6).expect("move");
             kept.move_to(1, 4).expect("move");
             kept.evaluate(&p).expect("evaluate");
@@ -212,18 +264,19 @@ fn the_dense_factor_hands_over_to_gradients_past_its_limit() {
     let p = pool(1).expect("pool");
     let mut auto = options(SolverChoice::Auto);
     auto.max_dense_features = 20;
-    let mut search = GridSearch::new(&x, &y, &xv, &yv, 3, 4, 11, auto).expect("search");
+    let mut search = GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 4, 11, auto).expect("search");
     search.move_to(0, 12).expect("move");
     search.move_to(1, 12).expect("move");
     let point = search.evaluate(&p).expect("evaluate");
     assert!(point.n_features > 20, "{}", point.n_features);
     assert_eq!(point.solver, SolverUsed::Gradient);
-    let (weights, _, _) = from_scratch(&mut search, &x, &y, &xv, &point.lifetimes);
+    let (weights, _, _) = from_scratch(&mut search, (&x, &y, None), &xv, &point.lifetimes);
     assert_rel(&search.row_weights(), &weights, 1e-7);
     // A dense route asked for by name is refused past the limit, not grown without bound.
     let mut forced = options(SolverChoice::Cholesky);
     forced.max_dense_features = 20;
-    let mut search = GridSearch::new(&x, &y, &xv, &yv, 3, 4, 11, forced).expect("search");
+    let mut search =
+        GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 4, 11, forced).expect("search");
     search.move_to(0, 12).expect("within the limit");
     let before = search.evaluate(&p).expect("evaluate");
     let refused = search.move_to(1, 12).expect_err("beyond the limit");
@@ -235,12 +288,30 @@ fn the_dense_factor_hands_over_to_gradients_past_its_limit() {
 fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
     let (x, y, xv, yv) = data();
     let p = pool(1).expect("pool");
-    let mut search = GridSearch::new(&x, &y, &xv, &yv, 3, 2, 1, options(SolverChoice::Cholesky))
-        .expect("search");
+    let mut search = GridSearch::new(
+        &x,
+        &y,
+        None,
+        &xv,
+        &yv,
+        None,
+        3,
+        2,
+        1,
+        options(SolverChoice::Cholesky),
+    )
+    .expect("search");
     search.move_to(0, 5).expect("move");
     let lifetimes = search.lifetimes();
-    let model =
-        GridRidge::fit(&mut search.process, &lifetimes, &y, &search.options, &p).expect("fit");
+    let model = GridRidge::fit(
+        &mut search.process,
+        &lifetimes,
+        &y,
+        None,
+        &search.options,
+        &p,
+    )
+    .expect("fit");
     assert!(model.is_consistent());
     let phi = model.transform(&xv, 3).expect("features");
     assert!(phi.data.iter().all(|&v| (v - 0.5f64.sqrt()).abs() < 1e-15));
@@ -260,6 +331,7 @@ fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
         &mut search.process,
         &[1.0, -1.0, 0.0],
         &y,
+        None,
         &search.options,
         &p
     )
@@ -267,8 +339,10 @@ fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
     assert!(GridSearch::new(
         &x,
         &y[1..],
+        None,
         &xv,
         &yv,
+        None,
         3,
         2,
         1,

@@ -1,21 +1,22 @@
 //! The feature columns active on the lifetime path, in the solver's order: each column's
-//! feature id (tree node), its entry of Φᵀy and its number of rows.
+//! feature id (tree node), its entry of ΦᵀVy and the total weight of its rows (their number
+//! without row weights).
 
 use crate::kernel::features::NO_COLUMN;
 
 /// What removing the split column left behind.
 pub struct Removed {
     pub r: f64,
-    pub count: u32,
+    pub mass: f64,
 }
 
-/// The active feature columns in solver order, and per column Φᵀy and its number of rows.
+/// The active feature columns in solver order, and per column ΦᵀVy and Σ v_i over its rows.
 #[derive(Debug, Default, Clone)]
 pub struct Columns {
     pub fid_at: Vec<u32>,
     pub pos_of: Vec<u32>,
     pub r: Vec<f64>,
-    pub count: Vec<u32>,
+    pub mass: Vec<f64>,
 }
 
 impl Columns {
@@ -23,7 +24,7 @@ impl Columns {
         self.pos_of[self.fid_at[p] as usize] = NO_COLUMN;
         Removed {
             r: self.r[p],
-            count: self.count[p],
+            mass: self.mass[p],
         }
     }
 
@@ -32,7 +33,7 @@ impl Columns {
         let removed = self.take(p);
         self.fid_at.remove(p);
         self.r.remove(p);
-        self.count.remove(p);
+        self.mass.remove(p);
         for (k, &fid) in self.fid_at.iter().enumerate().skip(p) {
             self.pos_of[fid as usize] = k as u32;
         }
@@ -44,7 +45,7 @@ impl Columns {
         let removed = self.take(p);
         self.fid_at.swap_remove(p);
         self.r.swap_remove(p);
-        self.count.swap_remove(p);
+        self.mass.swap_remove(p);
         if let Some(&fid) = self.fid_at.get(p) {
             self.pos_of[fid as usize] = p as u32;
         }
@@ -52,10 +53,10 @@ impl Columns {
     }
 
     /// Appends a column.
-    pub fn push(&mut self, fid: u32, r: f64, count: u32) {
+    pub fn push(&mut self, fid: u32, r: f64, mass: f64) {
         self.pos_of[fid as usize] = self.fid_at.len() as u32;
         self.fid_at.push(fid);
         self.r.push(r);
-        self.count.push(count);
+        self.mass.push(mass);
     }
 }

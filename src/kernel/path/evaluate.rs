@@ -6,6 +6,7 @@
 use super::columns::Columns;
 use super::solver::PathSolver;
 use super::sweep::Sweep;
+use super::weights::Weights;
 use super::{PathOptions, PathPoint};
 use crate::error::Result;
 use crate::kernel::ridge::log_evidence;
@@ -14,13 +15,14 @@ use crate::linalg::dot;
 use crate::linalg::operator::{check_block, Identity, LinearOperator};
 use rayon::ThreadPool;
 
-/// A = ΦᵀΦ + αI through the rows' column positions (N × M, row-major): each row of Φ holds
-/// 1/√M in its M columns.
+/// A = ΦᵀVΦ + αI through the rows' column positions (N × M, row-major): each row of Φ holds
+/// 1/√M in its M columns; V holds the rows' `weights` (None: V = I).
 pub struct RidgeGram<'a> {
     pub rows_pos: &'a [u32],
     pub m: usize,
     pub alpha: f64,
     pub dim: usize,
+    pub weights: Option<&'a [f64]>,
 }
 
 impl LinearOperator for RidgeGram<'_> {
@@ -34,9 +36,12 @@ impl LinearOperator for RidgeGram<'_> {
         for (o, x) in out.iter_mut().zip(v) {
             *o = self.alpha * x;
         }
-        for pos in self.rows_pos.chunks_exact(self.m) {
+        for (i, pos) in self.rows_pos.chunks_exact(self.m).enumerate() {
+            let row_weight = self.weights.map_or(1.0, |w| w[i]);
             for j in 0..k {
-                let phi_v: f64 = pos.iter().map(|&p| v[p as usize * k + j]).sum::<f64>() * inv_m;
+                // v · x is x itself for v = 1: the unweighted operator keeps its bits.
+                let phi_v: f64 =
+                    row_weight * (pos.iter().map(|&p| v[p as usize * k + j]).sum::<f64>() * inv_m);
                 for &p in pos {
                     out[p as usize * k + j] += phi_v;
                 }
@@ -48,13 +53,14 @@ impl LinearOperator for RidgeGram<'_> {
 
 /// What a checkpoint needs of a sweep's state: the feature id of every training row in every
 /// one of the `m` partitions (row-major, N × M; each row of Φ holds 1/√M in those M columns),
-/// the active columns, the centred targets and their squared norm.
+/// the active columns, the centred targets, their (weighted) squared norm and the rows' weights.
 pub struct RidgeView<'a> {
     pub row_fid: &'a [u32],
     pub m: usize,
     pub columns: &'a Columns,
     pub yc: &'a [f64],
     pub centred: f64,
+    pub weights: &'a Weights,
     pub options: &'a PathOptions,
 }
 
@@ -67,6 +73,7 @@ impl Sweep<'_> {
             columns: &self.columns,
             yc: &self.yc,
             centred: self.centred,
+            weights: &self.weights,
             options: self.options,
         };
         evaluate(&view, &mut self.solver, weights, pool)
@@ -109,6 +116,7 @@ pub fn evaluate(
                 m,
                 alpha,
                 dim: c,
+                weights: view.weights.values(),
             };
             // Plain CG: preconditioning by A's diagonal took 1.5–1.8× the iterations on
             // the Mondrian grid's systems (M = 20–50 grids, α = 0.1–1; benches/RESULTS.md).
@@ -129,6 +137,7 @@ pub fn evaluate(
         }
     };
     // With A w = r exactly, ‖y − Φw‖² = ‖y‖² − 2wᵀr + wᵀ(A − αI)w = ‖y‖² − ‖z‖² − α‖w‖²
+    // (norms of y weighted by V, as A and r are)
     // (wᵀr = ‖z‖²): O(C) instead of O(NM). The subtraction loses about ε‖y‖²/RSS relative,
     // so a fit closer than 1e-6 of ‖y‖² is summed directly, as are the gradient route's.
     let centred = view.centred;
@@ -139,20 +148,25 @@ pub fn evaluate(
         rows_pos()
             .chunks_exact(m)
             .zip(view.yc)
-            .map(|(pos, y)| {
+            .enumerate()
+            .map(|(i, (pos, y))| {
                 let fit: f64 = pos.iter().map(|&p| weights[p as usize]).sum::<f64>() * scale;
-                (y - fit).powi(2)
+                view.weights.of(i) * (y - fit).powi(2)
             })
             .sum()
     };
     let n = view.yc.len();
+    let mut log_evidence = log_evidence(n, centred, z_norm2, c, alpha, log_det);
+    if view.weights.values().is_some() {
+        log_evidence += view.weights.half_log_sum();
+    }
     Ok(PathPoint {
         lifetime: 0.0,
         n_cuts: 0,
         n_features: c,
-        train_mse: train_sse / n as f64,
+        train_mse: train_sse / view.weights.total(),
         validation_mse: f64::NAN,
-        log_evidence: log_evidence(n, centred, z_norm2, c, alpha, log_det),
+        log_evidence,
         log_det,
         solver: solver.used(),
         cg_iterations,

@@ -8,12 +8,17 @@
 //!
 //! A checkpoint after the k-th cut describes the model on [τ_k, τ_{k+1}); it is evaluated at
 //! λ = τ_k (or at the requested λ), which is what the validation points' stay probabilities use.
+//!
+//! Row weights (`sample_weight`, the kernel ridge's meaning, [`weights`]) weight every sum:
+//! A = ΦᵀVΦ + αI, ΦᵀV(y − ȳ), ȳ, the training error and the log evidence; validation rows
+//! weigh in their error by their own weights.
 
 pub mod columns;
 pub mod evaluate;
 pub mod held_out;
 pub mod solver;
 pub mod sweep;
+pub mod weights;
 
 use crate::error::{Error, Result};
 use crate::forest::data::check_targets;
@@ -26,6 +31,7 @@ use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;
 pub use solver::SolverUsed;
 use sweep::Sweep;
+use weights::Weights;
 
 /// Which solver the path uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,14 +105,23 @@ impl PathOptions {
     }
 }
 
+/// Validation rows, their targets and their weights (None: all 1).
+pub type Validation<'a> = (
+    &'a ArrayView2<'a, f64>,
+    &'a ArrayView1<'a, f64>,
+    Option<&'a ArrayView1<'a, f64>>,
+);
+
 /// Runs the path on `forest` (trees sampled on the training points with lifetime ≥
-/// `max_lifetime`) with training targets `y` and optional validation data, calling
-/// `progress(cuts_done, n_cuts)` at each checkpoint; `interrupt` stops it between cuts.
+/// `max_lifetime`) with training targets `y`, their row weights `weights` (None: all 1) and
+/// optional validation data, calling `progress(cuts_done, n_cuts)` at each checkpoint;
+/// `interrupt` stops it between cuts.
 #[allow(clippy::too_many_arguments)]
 pub fn lifetime_path(
     forest: &MondrianForest,
     y: &ArrayView1<f64>,
-    validation: Option<(&ArrayView2<f64>, &ArrayView1<f64>)>,
+    weights: Option<&ArrayView1<f64>>,
+    validation: Option<Validation<'_>>,
     max_lifetime: f64,
     checkpoints: &Checkpoints,
     options: &PathOptions,
@@ -125,28 +140,27 @@ pub fn lifetime_path(
             ),
         });
     }
+    let weights = Weights::new(forest.n_rows(), weights)?;
     let trees = &forest.trees;
     let mut validation = match validation {
-        Some((x, yv)) => {
+        Some((x, yv, wv)) => {
             forest.check_points(x)?;
             check_targets(x.nrows(), yv)?;
+            let val_weights = Weights::new(x.nrows(), wv)?;
             let x = x.as_standard_layout();
             let flat = x.as_slice().unwrap_or(&[]);
-            Some(ValidationPaths::new(
-                trees,
-                flat,
-                forest.n_features,
-                &yv.to_vec(),
-            ))
+            let paths = ValidationPaths::new(trees, flat, forest.n_features, &yv.to_vec());
+            Some((paths, val_weights))
         }
         None => None,
     };
     let events = cuts_in_birth_order(trees, max_lifetime);
     let plan = checkpoints.plan(&events, max_lifetime)?;
     let last_cut = plan.last().map_or(0, |p| p.0);
-    let mean = y.sum() / forest.n_rows() as f64;
+    let y_flat = y.to_vec();
+    let mean = weights.mean(&y_flat, || y.sum() / forest.n_rows() as f64);
     let yc: Vec<f64> = y.iter().map(|v| v - mean).collect();
-    let mut sweep = Sweep::new(trees, yc, last_cut, options)?;
+    let mut sweep = Sweep::new(trees, yc, weights, last_cut, options)?;
     let mut points = Vec::with_capacity(plan.len());
     let mut weights: Vec<f64> = Vec::new();
     let mut plan_at = 0;
@@ -159,14 +173,10 @@ pub fn lifetime_path(
             let lifetime = plan[plan_at].1;
             let point = sweep.evaluate(&mut weights, pool)?;
             let validation_mse = match validation.as_mut() {
-                Some(v) => {
+                Some((v, val_weights)) => {
                     let pred =
                         v.predict(lifetime, mean, |t, node| weights[sweep.position(t, node)]);
-                    pred.iter()
-                        .zip(&v.y)
-                        .map(|(p, y)| (p - y).powi(2))
-                        .sum::<f64>()
-                        / v.len().max(1) as f64
+                    val_weights.mean_squared_error(&pred, &v.y)
                 }
                 None => f64::NAN,
             };
@@ -194,6 +204,32 @@ mod tests {
     use crate::parallel::pool;
     use crate::testing::{assert_rel, kernel_forest, regression_data};
 
+    /// The path on one thread, without interruption or progress.
+    fn run(
+        f: &MondrianForest,
+        y: &ndarray::Array1<f64>,
+        weights: Option<&ArrayView1<f64>>,
+        validation: Option<Validation<'_>>,
+        max_lifetime: f64,
+        checkpoints: &Checkpoints,
+        options: &PathOptions,
+    ) -> Result<Vec<PathPoint>> {
+        let p = pool(1)?;
+        let interrupt = Interrupt::default();
+        lifetime_path(
+            f,
+            &y.view(),
+            weights,
+            validation,
+            max_lifetime,
+            checkpoints,
+            options,
+            &p,
+            &interrupt,
+            |_, _| Ok(()),
+        )
+    }
+
     fn options(solver: SolverChoice) -> PathOptions {
         PathOptions {
             alpha: 1e-2,
@@ -215,16 +251,15 @@ mod tests {
         let f = kernel_forest(&x, 3, max_lifetime, 11);
         let mut runs = Vec::new();
         for solver in [SolverChoice::Cholesky, SolverChoice::Inverse] {
-            let path = lifetime_path(
+            let validation = Some((&xv.view(), &yv.view(), None));
+            let path = run(
                 &f,
-                &y.view(),
-                Some((&xv.view(), &yv.view())),
+                &y,
+                None,
+                validation,
                 max_lifetime,
                 &Checkpoints::EveryCut,
                 &options(solver),
-                &p,
-                &Interrupt::default(),
-                |_, _| Ok(()),
             )
             .expect("path");
             assert!(path.len() > 20, "only {} steps", path.len());
@@ -262,28 +297,96 @@ mod tests {
     }
 
     #[test]
+    fn the_weighted_path_equals_a_weighted_fit_from_scratch_at_every_step() {
+        // Row weights v: A = ΦᵀVΦ + αI, ȳ and the errors weighted, the evidence with
+        // ½ Σ log v; the validation error weighs its rows by their own weights.
+        let (x, y) = regression_data(60, 3, 6);
+        let (xv, yv) = regression_data(25, 3, 7);
+        let mut rng = crate::rng::tree_rng(8, 0);
+        let w = ndarray::Array1::from_shape_fn(60, |_| 0.2 + 3.0 * crate::rng::uniform(&mut rng));
+        let wv = ndarray::Array1::from_shape_fn(25, |_| 0.1 + 2.0 * crate::rng::uniform(&mut rng));
+        let p = pool(1).expect("pool");
+        let f = kernel_forest(&x, 3, 4.0, 12);
+        for (solver, tol) in [
+            (SolverChoice::Cholesky, 1e-8),
+            (SolverChoice::Inverse, 1e-8),
+            (SolverChoice::Gradient, 1e-6),
+        ] {
+            let validation = Some((&xv.view(), &yv.view(), Some(&wv.view())));
+            let path = run(
+                &f,
+                &y,
+                Some(&w.view()),
+                validation,
+                4.0,
+                &Checkpoints::EveryCut,
+                &options(solver),
+            )
+            .expect("path");
+            assert!(path.len() > 20, "only {} steps", path.len());
+            for point in &path {
+                let fresh = KernelRidge::from_forest_weighted(
+                    f.clone(),
+                    point.lifetime,
+                    1e-2,
+                    &y.view(),
+                    Some(&w.view()),
+                    &p,
+                )
+                .expect("fit");
+                assert_rel(point.weights.as_ref().expect("w"), fresh.weights().0, tol);
+                let weighted_mse = |pred: ndarray::Array1<f64>,
+                                    y: &ndarray::Array1<f64>,
+                                    v: &ndarray::Array1<f64>| {
+                    ((&pred - y).mapv(|e| e * e) * v).sum() / v.sum()
+                };
+                let mse_v = weighted_mse(fresh.predict(&xv.view(), &p).expect("predict"), &yv, &wv);
+                assert!(
+                    (point.validation_mse - mse_v).abs() <= tol * mse_v,
+                    "{solver:?}"
+                );
+                let mse_t = weighted_mse(fresh.predict(&x.view(), &p).expect("predict"), &y, &w);
+                assert!(
+                    (point.train_mse - mse_t).abs() <= tol * mse_t.max(1e-12),
+                    "{solver:?}"
+                );
+                if solver != SolverChoice::Gradient {
+                    let evidence = fresh.log_marginal_likelihood();
+                    assert!((point.log_evidence - evidence).abs() <= 1e-8 * evidence.abs());
+                    assert!(
+                        (point.log_det - fresh.log_det()).abs() <= 1e-8 * fresh.log_det().abs()
+                    );
+                }
+            }
+        }
+        let cholesky = options(SolverChoice::Cholesky);
+        for bad in [ndarray::Array1::from_elem(59, 1.0), w.mapv(|v| -v)] {
+            let checkpoints = Checkpoints::Count(3);
+            assert!(run(
+                &f,
+                &y,
+                Some(&bad.view()),
+                None,
+                4.0,
+                &checkpoints,
+                &cholesky
+            )
+            .is_err());
+        }
+    }
+
+    #[test]
     fn gradient_route_reaches_the_exact_weights_and_auto_switches() {
         let (x, y) = regression_data(60, 2, 4);
         let f = kernel_forest(&x, 3, 3.0, 5);
-        let run = |opts: &PathOptions| {
-            lifetime_path(
-                &f,
-                &y.view(),
-                None,
-                3.0,
-                &Checkpoints::Count(6),
-                opts,
-                &pool(1).expect("pool"),
-                &Interrupt::default(),
-                |_, _| Ok(()),
-            )
-            .expect("path")
+        let along = |opts: &PathOptions| {
+            run(&f, &y, None, None, 3.0, &Checkpoints::Count(6), opts).expect("path")
         };
-        let exact = run(&options(SolverChoice::Cholesky));
-        let gradient = run(&options(SolverChoice::Gradient));
+        let exact = along(&options(SolverChoice::Cholesky));
+        let gradient = along(&options(SolverChoice::Gradient));
         let mut auto = options(SolverChoice::Auto);
         auto.max_dense_features = exact[3].n_features;
-        let switched = run(&auto);
+        let switched = along(&auto);
         for ((e, g), s) in exact.iter().zip(&gradient).zip(&switched) {
             assert_eq!(g.solver, SolverUsed::Gradient);
             assert_rel(

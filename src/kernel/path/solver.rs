@@ -40,11 +40,12 @@ impl SolverUsed {
     }
 }
 
-/// A child column about to be appended: its feature id, rows, Φᵀy entry, and (when known)
+/// A child column about to be appended: its feature id, rows' total weight, ΦᵀVy entry, and
+/// (when known)
 /// its cross products with the remaining columns in their current positions.
 pub struct Child<'a> {
     pub fid: u32,
-    pub count: u32,
+    pub mass: f64,
     pub r: f64,
     pub cross: Option<&'a [f64]>,
 }
@@ -161,13 +162,14 @@ impl PathSolver {
     }
 
     /// Appends the children `small` then `other` of the removed column (whose weight, for the
-    /// gradient route, was `split_weight`). `diag(count)` is A's diagonal for a column.
+    /// gradient route, was `split_weight`). `diag(mass)` is A's diagonal for a column whose
+    /// rows weigh `mass` in all.
     pub fn append_children(
         &mut self,
         columns: &mut Columns,
         small: Child<'_>,
         other: Child<'_>,
-        diag: impl Fn(u32) -> f64,
+        diag: impl Fn(f64) -> f64,
         split_weight: f64,
     ) -> Result<()> {
         match self {
@@ -178,13 +180,13 @@ impl PathSolver {
                     .map(<[f64]>::to_vec)
                     .unwrap_or_else(|| vec![0.0; n]);
                 st.factor.forward_solve(&mut h);
-                let pivot_s = diag(small.count) - dot(&h, &h);
+                let pivot_s = diag(small.mass) - dot(&h, &h);
                 let d_s = pivot_s.max(0.0).sqrt();
                 let z_s = (small.r - dot(&h, &st.z)) / d_s;
                 // o's row: g − h against the old columns, then its coupling with s (A_os = 0).
                 let mut row_o: Vec<f64> = st.g.iter().zip(&h).map(|(g, h)| g - h).collect();
                 let coupling = -dot(&row_o, &h) / d_s;
-                let pivot_o = diag(other.count) - dot(&row_o, &row_o) - coupling * coupling;
+                let pivot_o = diag(other.mass) - dot(&row_o, &row_o) - coupling * coupling;
                 st.factor.push_solved(&h, pivot_s)?;
                 st.z.push(z_s);
                 row_o.push(coupling);
@@ -196,18 +198,18 @@ impl PathSolver {
             Self::Inverse(inv) => {
                 let n = inv.dim();
                 let zero = vec![0.0; n];
-                inv.append(small.cross.unwrap_or(&zero), diag(small.count))?;
+                inv.append(small.cross.unwrap_or(&zero), diag(small.mass))?;
                 let mut cross_o = other.cross.unwrap_or(&zero).to_vec();
                 cross_o.push(0.0);
-                inv.append(&cross_o, diag(other.count))?;
+                inv.append(&cross_o, diag(other.mass))?;
             }
             Self::Gradient(w) => {
                 w.push(split_weight);
                 w.push(split_weight);
             }
         }
-        columns.push(small.fid, small.r, small.count);
-        columns.push(other.fid, other.r, other.count);
+        columns.push(small.fid, small.r, small.mass);
+        columns.push(other.fid, other.r, other.mass);
         Ok(())
     }
 

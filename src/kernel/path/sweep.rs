@@ -5,6 +5,7 @@
 
 use super::columns::Columns;
 use super::solver::{Child, PathSolver};
+use super::weights::Weights;
 use super::PathOptions;
 use crate::error::{Error, Result};
 use crate::kernel::features::NO_COLUMN;
@@ -21,20 +22,22 @@ pub struct Sweep<'a> {
     pub row_fid: Vec<u32>,
     pub columns: Columns,
     pub solver: PathSolver,
-    /// The centred targets and their squared norm.
+    /// The centred targets, their (weighted) squared norm, and the rows' weights.
     pub yc: Vec<f64>,
     pub centred: f64,
+    pub weights: Weights,
     pub options: &'a PathOptions,
     cross: Vec<f64>,
     cross_other: Vec<f64>,
 }
 
 impl<'a> Sweep<'a> {
-    /// The path at λ = 0: one column per tree (its root), for centred targets `yc`; `n_cuts`
-    /// cuts will follow.
+    /// The path at λ = 0: one column per tree (its root), for centred targets `yc` of rows
+    /// weighing `weights`; `n_cuts` cuts will follow.
     pub fn new(
         trees: &'a [MondrianTree],
         yc: Vec<f64>,
+        weights: Weights,
         n_cuts: usize,
         options: &'a PathOptions,
     ) -> Result<Self> {
@@ -62,7 +65,7 @@ impl<'a> Sweep<'a> {
             ..Columns::default()
         };
         let solver = PathSolver::for_path(options, m, m + n_cuts);
-        let centred = crate::linalg::dot(&yc, &yc);
+        let centred = weights.square_sum(&yc);
         let mut sweep = Self {
             trees,
             base,
@@ -72,17 +75,19 @@ impl<'a> Sweep<'a> {
             solver,
             yc,
             centred,
+            weights,
             options,
             cross: Vec::new(),
             cross_other: Vec::new(),
         };
-        let root_r = sweep.yc.iter().sum::<f64>() * sweep.scale();
-        let n_diag = sweep.diag(n as u32);
+        let root_r = sweep.weights.sum(&sweep.yc, None) * sweep.scale();
+        let total = sweep.weights.total();
+        let n_diag = sweep.diag(total);
         for (t, tree) in trees.iter().enumerate() {
-            let cross = vec![n as f64 * sweep.inv_m(); t];
+            let cross = vec![total * sweep.inv_m(); t];
             sweep.solver.append_column(&cross, n_diag, root_r)?;
             let fid = (sweep.base[t] + tree.root as usize) as u32;
-            sweep.columns.push(fid, root_r, n as u32);
+            sweep.columns.push(fid, root_r, total);
         }
         Ok(sweep)
     }
@@ -102,9 +107,9 @@ impl<'a> Sweep<'a> {
         1.0 / (self.m() as f64).sqrt()
     }
 
-    /// A's diagonal entry for a column of `count` rows.
-    fn diag(&self, count: u32) -> f64 {
-        count as f64 * self.inv_m() + self.options.alpha
+    /// A's diagonal entry for a column whose rows weigh `mass` in all.
+    fn diag(&self, mass: f64) -> f64 {
+        mass * self.inv_m() + self.options.alpha
     }
 
     /// The position of tree `t`'s node `node` among the active columns.
@@ -141,6 +146,7 @@ impl<'a> Sweep<'a> {
         let other_cross = self.solver.needs_other_cross();
         let inv_m = self.inv_m();
         let mut sums = [0.0; 2];
+        let mut masses = [0.0; 2];
         for (side, node) in [small, other].into_iter().enumerate() {
             let want = need_cross && (side == 0 || other_cross);
             let acc = if side == 0 {
@@ -155,31 +161,39 @@ impl<'a> Sweep<'a> {
             for &i in self.orders[t].of(node) {
                 let row = &mut self.row_fid[i as usize * m..(i as usize + 1) * m];
                 row[t] = fid(node);
-                sums[side] += self.yc[i as usize];
+                // v · x is x itself for v = 1: unweighted sums keep their bits.
+                let v = self.weights.of(i as usize);
+                sums[side] += v * self.yc[i as usize];
+                masses[side] += v;
+                let shared = v * inv_m;
                 if want {
                     for (t2, &f) in row.iter().enumerate() {
                         if t2 != t {
-                            acc[self.columns.pos_of[f as usize] as usize] += inv_m;
+                            acc[self.columns.pos_of[f as usize] as usize] += shared;
                         }
                     }
                 }
             }
         }
         let r_small = sums[0] * self.scale();
+        let mass = |side: usize, node: u32| match self.weights.values() {
+            None => tree.nodes[node as usize].n_samples as f64,
+            Some(_) => masses[side],
+        };
         let small_child = Child {
             fid: fid(small),
-            count: tree.nodes[small as usize].n_samples,
+            mass: mass(0, small),
             r: r_small,
             cross: need_cross.then_some(self.cross.as_slice()),
         };
         let other_child = Child {
             fid: fid(other),
-            count: tree.nodes[other as usize].n_samples,
+            mass: mass(1, other),
             r: removed.r - r_small,
             cross: other_cross.then_some(self.cross_other.as_slice()),
         };
         let alpha = self.options.alpha;
-        let diag = |count: u32| count as f64 * inv_m + alpha;
+        let diag = |mass: f64| mass * inv_m + alpha;
         self.solver.append_children(
             &mut self.columns,
             small_child,
