@@ -6,10 +6,11 @@ order, to a :class:`Param`: its default and the kinds of value it accepts (a val
 when it satisfies any of them; ``None`` among them allows ``None``). Each class writes its
 ``__init__`` out (typed, keyword-only after the first argument) and the class is refused when
 it is made if that signature disagrees with the table. :func:`check_parameters` walks the
-table at the start of ``fit`` (as scikit-learn does) and raises one ``ValueError`` naming the parameter, its value and what is
-allowed: ``n_estimators must be an integer >= 1, got 0``. The Rust core does not check
-parameter domains again; it only checks what depends on the data (NaN, shapes, overflow).
-Arrays are checked in ``_points``, targets and weights in ``_targets``.
+table at the start of ``fit`` (as scikit-learn does) and raises one ``ValueError`` naming the
+parameter, its value and what is allowed: ``n_estimators must be an integer >= 1, got 0``.
+The Rust core does not check parameter domains again; it only checks what depends on the data
+(NaN, shapes, overflow). Arrays are checked in ``_points``, targets and weights in
+``_targets``.
 """
 
 from __future__ import annotations
