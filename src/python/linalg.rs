@@ -21,7 +21,7 @@ fn row_scale(weights: Option<PyReadonlyArray1<'_, f64>>, n: usize) -> PyResult<O
         return Ok(None);
     };
     let w = w.as_array();
-    crate::forest::weights::check_weights(n, &w).map_err(super::error::to_py_err)?;
+    crate::training_data::check_weights(n, &w).map_err(super::error::to_py_err)?;
     Ok(Some(w.iter().map(|v| v.sqrt()).collect()))
 }
 

@@ -14,7 +14,7 @@ pub mod sharpness;
 pub mod smoothing;
 mod stored;
 
-use super::weights::{check_weights, RowWeights};
+use super::weights::RowWeights;
 use super::{Growing, MondrianForest};
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
@@ -22,6 +22,7 @@ use crate::mondrian::policy::PausePureBlocks;
 use crate::mondrian::MondrianTree;
 use crate::parallel::is_small;
 use crate::points::Points;
+use crate::training_data::check_weights;
 use counts::{tree_counts, update_counts, Labels};
 use entropy::ClassEntropy;
 use ndarray::ArrayView1;

@@ -20,13 +20,13 @@ pub mod routes;
 mod stored;
 pub mod variance;
 
-use super::data::check_targets;
-use super::weights::{check_weights, RowWeights};
+use super::weights::RowWeights;
 use super::{Growing, MondrianForest};
 use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PureMondrian;
 use crate::points::Points;
+use crate::training_data::{check_targets, check_weights};
 use belief::{refresh_cavities, tree_posterior, upward_pass, Gaussian, TreePosterior};
 pub use evidence::PriorCriterion;
 use leaf_stats::LeafStats;

@@ -23,11 +23,11 @@ use super::prior::GaussianPrior;
 use super::routes::{rows_hash, RouteKey, Routed, MAX_ROUTED};
 use super::ForestRegressor;
 use crate::error::{Error, Result};
-use crate::forest::data::check_targets;
 use crate::mondrian::branch_off::branch_off_walk;
 use crate::mondrian::route::{route_group, RouteScratch, GROUP};
 use crate::mondrian::MondrianTree;
 use crate::points::Points;
+use crate::training_data::check_targets;
 use ndarray::{Array1, Array2, ArrayView1};
 use rayon::ThreadPool;
 
