@@ -24,7 +24,7 @@ pub enum Error {
     /// The thread pool could not be created.
     #[error("thread pool: {0}")]
     ThreadPool(String),
-    /// A bug: the core panicked (caught at the crossing, see [`crate::parallel::catch_panic`]).
+    /// A bug: the core panicked (caught at the crossing by `parallel::catch_panic`).
     #[error("internal error: the core panicked ({0}); please report it")]
     Internal(String),
 }
