@@ -16,6 +16,7 @@ pub mod online;
 pub mod path;
 pub mod predictive;
 pub mod prior;
+pub mod quantiles;
 pub mod routes;
 mod stored;
 pub mod variance;
