@@ -138,18 +138,9 @@ impl ForestRegressor {
             ));
         }
         let mut out = vec![Vec::new(); x.n_rows()];
-        self.for_each_mixture(
-            x,
-            pool,
-            &mut out,
-            None,
-            |_| Vec::<Component>::new(),
-            |acc, c, _| acc.push(*c),
-            |mut acc, m, _| {
-                spread_about_mean(&mut acc, m, self.spread());
-                mixture_quantiles(&acc, m, levels)
-            },
-        )?;
+        self.for_each_spread_mixture(x, pool, &mut out, None, |comps, m, _| {
+            mixture_quantiles(comps, m, levels)
+        })?;
         Array2::from_shape_vec((x.n_rows(), levels.len()), out.concat())
             .map_err(|e| Error::InvalidInput(e.to_string()))
     }
@@ -239,22 +230,13 @@ impl ForestRegressor {
         pool: &ThreadPool,
     ) -> Result<Array1<f64>> {
         let mut out = vec![0.0; x.n_rows()];
-        self.for_each_mixture(
-            x,
-            pool,
-            &mut out,
-            routes,
-            |_| Vec::<Component>::new(),
-            |acc, c, _| acc.push(*c),
-            |mut acc, m, i| {
-                spread_about_mean(&mut acc, m, self.spread());
-                let mut fold = LogDensityFold::default();
-                for c in &acc {
-                    fold.add(c, targets[i]);
-                }
-                fold.finish(m)
-            },
-        )?;
+        self.for_each_spread_mixture(x, pool, &mut out, routes, |comps, m, i| {
+            let mut fold = LogDensityFold::default();
+            for c in comps {
+                fold.add(c, targets[i]);
+            }
+            fold.finish(m)
+        })?;
         Ok(Array1::from(out))
     }
 
@@ -276,6 +258,30 @@ impl ForestRegressor {
                 }
             })?;
         Ok(out)
+    }
+
+    /// Stores `finish(components, M, i)` in `out[i]`, the components being every tree's at row
+    /// `i` of `x` spread about their mean ([`spread_about_mean`]).
+    fn for_each_spread_mixture<P: Points, T: Send>(
+        &self,
+        x: &P,
+        pool: &ThreadPool,
+        out: &mut [T],
+        routes: Option<&[Vec<RouteScratch>]>,
+        finish: impl Fn(&[Component], usize, usize) -> T + Sync,
+    ) -> Result<()> {
+        self.for_each_mixture(
+            x,
+            pool,
+            out,
+            routes,
+            |_| Vec::<Component>::new(),
+            |acc, c, _| acc.push(*c),
+            |mut acc, m, i| {
+                spread_about_mean(&mut acc, m, self.spread());
+                finish(&acc, m, i)
+            },
+        )
     }
 
     /// Folds every tree's components at each row `i` of `x` into an accumulator (`fold(acc,

@@ -28,16 +28,11 @@ pub(super) fn dense_variance(
 ) -> Result<ExactVariance> {
     let (c, na, m) = (system.dim(), a.n_points, system.kernel.n_partitions());
     let mut matrix = vec![0.0; c * c];
-    for start in (0..c).step_by(16) {
-        let w = (c - start).min(16);
-        let mut unit = vec![0.0; c * w];
-        (0..w).for_each(|j| unit[(start + j) * w + j] = 1.0);
-        let mut out = vec![0.0; c * w];
-        system.apply(&unit, w, &mut out, pool)?;
+    for_each_column_block(system, pool, |start, w, out| {
         for (i, row) in out.chunks_exact(w).enumerate() {
             matrix[i * c + start..i * c + start + w].copy_from_slice(row);
         }
-    }
+    })?;
     let sym: Vec<f64> = (0..c * c)
         .map(|at| 0.5 * (matrix[at] + matrix[(at % c) * c + at / c]))
         .collect();
@@ -100,12 +95,7 @@ pub(super) fn dense_dual_variance(
         row_scale,
     };
     let mut packed = vec![0.0; n * (n + 1) / 2];
-    for start in (0..n).step_by(16) {
-        let w = (n - start).min(16);
-        let mut unit = vec![0.0; n * w];
-        (0..w).for_each(|j| unit[(start + j) * w + j] = 1.0);
-        let mut out = vec![0.0; n * w];
-        system.apply(&unit, w, &mut out, pool)?;
+    for_each_column_block(&system, pool, |start, w, out| {
         // Column start + j, rows i ≥ start + j, into the packed lower triangle.
         for (i, row) in out.chunks_exact(w).enumerate() {
             for (j, &v) in row.iter().enumerate() {
@@ -115,7 +105,7 @@ pub(super) fn dense_dual_variance(
                 }
             }
         }
-    }
+    })?;
     let factor = Cholesky::factor(packed, n, Some(pool))?;
     // Each new point's L⁻¹ D k*, in blocks of 256 points (N × 256 values at a time).
     let mut solved: Vec<Vec<f64>> = Vec::with_capacity(na);
@@ -162,4 +152,24 @@ pub(super) fn dense_dual_variance(
         iterations: vec![0; na],
         converged: vec![true; na],
     })
+}
+
+/// The dense matrix of `op` (`dim × dim`) a block of 16 columns at a time: calls
+/// `column_block(start, w, out)` with `out` (`dim × w`, row-major) the columns
+/// `start..start + w`, `op` applied to those unit vectors.
+fn for_each_column_block(
+    op: &dyn LinearOperator,
+    pool: &ThreadPool,
+    mut column_block: impl FnMut(usize, usize, &[f64]),
+) -> Result<()> {
+    let dim = op.dim();
+    for start in (0..dim).step_by(16) {
+        let w = (dim - start).min(16);
+        let mut unit = vec![0.0; dim * w];
+        (0..w).for_each(|j| unit[(start + j) * w + j] = 1.0);
+        let mut out = vec![0.0; dim * w];
+        op.apply(&unit, w, &mut out, pool)?;
+        column_block(start, w, &out);
+    }
+    Ok(())
 }
