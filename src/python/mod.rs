@@ -7,7 +7,6 @@ mod error;
 mod forest;
 mod forest_classification;
 mod forest_regression;
-mod forest_shard;
 mod input_map;
 mod kernel;
 mod kernel_grid;
@@ -24,7 +23,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<density::Density>()?;
-    m.add_class::<forest::Forest>()?;
+    m.add_class::<forest_classification::PyForestClassifier>()?;
+    m.add_class::<forest_regression::PyForestRegressor>()?;
     m.add_class::<kernel::KernelFeatures>()?;
     m.add_class::<kernel::KernelRidge>()?;
     m.add_class::<kernel_grid::GridRidge>()?;
