@@ -11,8 +11,8 @@ mod input_map;
 mod kernel;
 mod kernel_grid;
 mod linalg;
-mod operator;
 mod partition;
+mod partition_operators;
 mod pickle;
 mod run;
 mod tree_arrays;
@@ -34,16 +34,19 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(forest_classification::sharpen, m)?)?;
     m.add_function(wrap_pyfunction!(input_map::unit_box, m)?)?;
     m.add_function(wrap_pyfunction!(input_map::to_unit_box, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::precondition, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::solve, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::lanczos, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::top_eigen, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::predictive_variance, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::variance_factors, m)?)?;
-    m.add_function(wrap_pyfunction!(operator::operator_solve, m)?)?;
-    m.add_function(wrap_pyfunction!(operator::operator_lanczos, m)?)?;
-    m.add_function(wrap_pyfunction!(operator::operator_top_eigen, m)?)?;
-    m.add_function(wrap_pyfunction!(operator::operator_variance_factors, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::precondition, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::lanczos, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::top_eigen, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        partition_operators::predictive_variance,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::variance_factors, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::operator_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::operator_lanczos, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::operator_top_eigen, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::operator_variance_factors, m)?)?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     Ok(())
 }
