@@ -147,7 +147,7 @@ impl PyForestRegressor {
         self.inner.peek(py, |model| model.is_ready(0))
     }
 
-    /// predictive mean and variance of the branch-off mixture at each row.
+    /// Predictive mean and variance of the branch-off mixture at each row.
     fn predict<'py>(
         &self,
         py: Python<'py>,
@@ -159,7 +159,7 @@ impl PyForestRegressor {
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
-    /// quantiles `levels` of the predictive mixture at each row (N × L).
+    /// Quantiles `levels` of the predictive mixture at each row (N × L).
     fn quantiles<'py>(
         &self,
         py: Python<'py>,
@@ -174,7 +174,7 @@ impl PyForestRegressor {
         Ok(out.into_pyarray(py))
     }
 
-    /// log p(y_i | x_i) under the predictive mixture.
+    /// The log density log p(y_i | x_i) under the predictive mixture.
     fn log_density<'py>(
         &self,
         py: Python<'py>,
@@ -189,7 +189,7 @@ impl PyForestRegressor {
         Ok(out.into_pyarray(py))
     }
 
-    /// the predictive mixtures of rows `x` with targets `y` and weights
+    /// The predictive mixtures of rows `x` with targets `y` and weights
     /// `weights`, to be scored under scaled variances and spread means.
     fn scaled_mixtures<'py>(
         &self,
@@ -207,13 +207,13 @@ impl PyForestRegressor {
         Ok(ScaledMixtures { inner })
     }
 
-    /// the prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
+    /// The prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
     fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
         let p = self.ready(py, n_jobs, 0, |m, _| m.prior())?;
         prior_dict(py, &p)
     }
 
-    /// a criterion of the hyper-parameters on the first `n_trees` trees:
+    /// A criterion of the hyper-parameters on the first `n_trees` trees:
     /// "evidence", Σ over trees of log p(y | tree); "leave_one_out", the forest mixture's
     /// leave-one-out log density of the training targets (summed over points).
     #[allow(clippy::too_many_arguments)]
@@ -236,7 +236,7 @@ impl PyForestRegressor {
         })
     }
 
-    /// fixes the prior's hyper-parameters (as if passed to the constructor) and
+    /// Fixes the prior's hyper-parameters (as if passed to the constructor) and
     /// recomputes the posterior (the upward pass only without `cavities`: for a few rows
     /// scored under many priors, which compute the cavities along their own paths).
     #[allow(clippy::too_many_arguments)]
@@ -257,7 +257,7 @@ impl PyForestRegressor {
         })
     }
 
-    /// the caller's fixed hyper-parameters (None: free) replace those in use, and
+    /// The caller's fixed hyper-parameters (None: free) replace those in use, and
     /// the prior is chosen again from them by the heuristic, on every row seen; returns the
     /// prior in use before (None when the heuristic chose it).
     #[pyo3(signature = (n_jobs, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None))]
@@ -289,17 +289,17 @@ impl PyForestRegressor {
         self.inner.peek(py, |model| model.spread())
     }
 
-    /// sets ρ (finite, ≥ 0).
+    /// Sets ρ (finite, ≥ 0).
     fn set_spread(&self, py: Python<'_>, spread: f64) -> PyResult<()> {
         (self.inner).write(py, 1, Length::Short, |model, _| model.set_spread(spread))
     }
 
-    /// the (weighted) population variance and total weight of the targets seen.
+    /// The (weighted) population variance and total weight of the targets seen.
     fn target_moments(&self, py: Python<'_>) -> (f64, f64) {
         self.inner.peek(py, |model| model.target_moments())
     }
 
-    /// whether the rows have grown by `PRIOR_GROWTH` since the prior in use was
+    /// Whether the rows have grown by `PRIOR_GROWTH` since the prior in use was
     /// chosen (the next prediction chooses it again by the heuristic; a caller with another
     /// rule chooses it now).
     #[getter]
@@ -307,14 +307,14 @@ impl PyForestRegressor {
         self.inner.peek(py, |model| model.prior_is_due())
     }
 
-    /// the number of rows when the prior in use was chosen (it is chosen again
+    /// The number of rows when the prior in use was chosen (it is chosen again
     /// once the rows have grown by `PRIOR_GROWTH`).
     #[getter]
     fn rows_at_prior_choice(&self, py: Python<'_>) -> usize {
         self.inner.peek(py, |model| model.rows_at_prior_choice())
     }
 
-    /// per node of tree `index`, the decrease in the training targets' sum of
+    /// Per node of tree `index`, the decrease in the training targets' sum of
     /// squared deviations its cut achieves (0 for leaves).
     fn impurity_decrease<'py>(
         &self,
@@ -327,7 +327,7 @@ impl PyForestRegressor {
         Ok(out.into_pyarray(py))
     }
 
-    /// posterior mean and variance of every node mean of tree `index`.
+    /// Posterior mean and variance of every node mean of tree `index`.
     fn node_posterior<'py>(
         &self,
         py: Python<'py>,
