@@ -24,10 +24,54 @@ pub enum Error {
     /// The thread pool could not be created.
     #[error("thread pool: {0}")]
     ThreadPool(String),
-    /// A bug: the core panicked (caught at the crossing, see [`crate::parallel::catch_panic`]).
+    /// A bug: the core panicked (caught at the crossing by `parallel::catch_panic`).
     #[error("internal error: the core panicked ({0}); please report it")]
     Internal(String),
 }
 
 /// Result alias used across the core.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The value of the option called `value` among `choices` (name, value) of the parameter
+/// `parameter`; else an [`Error::InvalidParameter`] listing them ("must be 'a', 'b' or 'c',
+/// got \"x\"").
+pub fn one_of<T: Copy>(parameter: &'static str, value: &str, choices: &[(&str, T)]) -> Result<T> {
+    if let Some(&(_, chosen)) = choices.iter().find(|(name, _)| *name == value) {
+        return Ok(chosen);
+    }
+    let quoted: Vec<String> = choices
+        .iter()
+        .map(|(name, _)| format!("'{name}'"))
+        .collect();
+    let listed = match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    Err(Error::InvalidParameter {
+        name: parameter,
+        reason: format!("must be {listed}, got {value:?}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_of_finds_the_named_choice_or_lists_them_all() {
+        let choices = [("a", 1), ("b", 2), ("c", 3)];
+        assert_eq!(one_of("p", "b", &choices), Ok(2));
+        let Err(Error::InvalidParameter { name, reason }) = one_of("p", "x", &choices) else {
+            panic!("an unknown name is refused");
+        };
+        assert_eq!(
+            (name, reason.as_str()),
+            ("p", "must be 'a', 'b' or 'c', got \"x\"")
+        );
+        let Err(Error::InvalidParameter { reason, .. }) = one_of("p", "x", &choices[..2]) else {
+            panic!("an unknown name is refused");
+        };
+        assert_eq!(reason, "must be 'a' or 'b', got \"x\"");
+    }
+}

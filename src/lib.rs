@@ -19,6 +19,7 @@ pub mod serialize;
 pub mod sparse;
 #[cfg(test)]
 mod testing;
+pub mod training_data;
 
 #[cfg(feature = "python")]
 mod python;

@@ -5,8 +5,8 @@
 //! points of its block to the two children, so each point's prediction changes in O(1) per
 //! (point, cut) when what a node predicts does not depend on λ nor on the nodes below it.
 //!
-//! That holds for the path models of [`crate::forest::regression::path`] (leaf means) and
-//! [`crate::forest::classification::path`] (leaf frequencies smoothed towards the parent's),
+//! That holds for the path models of `forest::regression::path` (leaf means) and
+//! `forest::classification::path` (leaf frequencies smoothed towards the parent's),
 //! not for the forests' hierarchical posteriors: there the leaf's prior variance or discount
 //! depends on λ − τ_parent and a cut changes the posterior of every node of its tree, so the
 //! path scores those simpler predictors of the pruned forests (and says so).

@@ -5,33 +5,10 @@
 //! rows' positions only (a copy adds no extent), and `min_samples_split` counts rows, as
 //! scikit-learn's does.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::training_data::check_weights;
 use ndarray::ArrayView1;
 use serde::{Deserialize, Serialize};
-
-/// The largest weight accepted: weighted sums of squares of targets up to 1e150 stay finite.
-const MAX_WEIGHT: f64 = 1e150;
-
-/// An error unless `weights` holds `n_rows` finite values in (0, 1e150]: the weighted sums
-/// of the models stay finite and their logarithms defined (a zero weight removes a row; the
-/// estimators drop such rows before the core sees them).
-pub fn check_weights(n_rows: usize, weights: &ArrayView1<f64>) -> Result<()> {
-    if weights.len() != n_rows {
-        return Err(Error::InvalidInput(format!(
-            "X has {n_rows} rows but sample_weight has {} values",
-            weights.len()
-        )));
-    }
-    if let Some(v) = weights
-        .iter()
-        .find(|v| !(v.is_finite() && **v > 0.0 && **v <= MAX_WEIGHT))
-    {
-        return Err(Error::InvalidInput(format!(
-            "sample_weight must hold positive finite values up to {MAX_WEIGHT:e}, got {v:e}"
-        )));
-    }
-    Ok(())
-}
 
 /// The weight of every stored row; empty while every row weighs 1 (nothing stored then).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

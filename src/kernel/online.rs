@@ -12,10 +12,9 @@
 use super::features::{is_pruned_leaf, NO_COLUMN};
 use super::ridge::KernelRidge;
 use crate::error::{Error, Result};
-use crate::forest::data::check_targets;
-use crate::forest::weights::check_weights;
 use crate::mondrian::policy::PureMondrian;
 use crate::points::Points;
+use crate::training_data::{check_targets, check_weights};
 use ndarray::ArrayView1;
 use rayon::ThreadPool;
 

@@ -15,14 +15,13 @@
 use super::features::{transform, FeatureMap};
 use super::gram::{gram_packed, row_columns};
 use crate::error::{Error, Result};
-use crate::forest::data::check_targets;
-use crate::forest::weights::check_weights;
 use crate::forest::MondrianForest;
 use crate::linalg::cholesky::Cholesky;
 use crate::linalg::dot;
 use crate::mondrian::route::RouteScratch;
 use crate::points::Points;
 use crate::sparse::Csr;
+use crate::training_data::{check_targets, check_weights};
 use ndarray::{Array1, Array2, ArrayView1};
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};

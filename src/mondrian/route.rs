@@ -5,7 +5,7 @@
 //! box of node j separates from j's points by a cut born between j's parent (time τ_p) and j
 //! (time τ_j; the lifetime λ for a leaf) at rate η_j(x) = Σ_d max(0, l_jd − x_d) +
 //! max(0, x_d − u_jd), so with probability 1 − exp(−η_j (τ_j − τ_p)). Forest prediction (the
-//! branch-off mixture of [`super::branch_off`]), Mondrian kernel features and Mondrian
+//! branch-off mixture of `mondrian::branch_off`), Mondrian kernel features and Mondrian
 //! partitions (the probability that x still shares its leaf, [`leaf_and_stay_prob`]) all use
 //! this geometry.
 

@@ -1,6 +1,6 @@
 //! Where growing and extending a tree read the training points: by row id, into a working
 //! copy. A slice in memory is one source; a forest's store on disk
-//! ([`crate::forest::point_store`]) is another.
+//! (`forest::point_store`) is another.
 
 use std::fmt::Debug;
 

@@ -1,6 +1,6 @@
 //! The m-approximate random partition kernel (Davies & Ghahramani 2014, §3):
 //! `K̂(a, b) = (1/m) Σ_ρ 1[ρ(a) = ρ(b)]`, stored as `m` label vectors, never as a matrix
-//! (products in [`super::product`]).
+//! (products in `partition::product`).
 //!
 //! Labels are `u32` cluster ids `0..L_ρ`, partition-major (one contiguous N-vector per
 //! partition). New points come as an [`Assignment`]: a label per partition, [`FRESH`] for a

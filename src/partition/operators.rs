@@ -21,7 +21,7 @@
 //! `‖u‖² = Σ_{j∈c} v_j`: `[(s D K_ρ D + σ² I)⁻¹ v]_i = v_i/σ² − s √v_i (Σ_{j∈c} √v_j v_j) /
 //! (σ² (σ² + s Σ_{j∈c} v_j))`.
 
-use crate::error::{Error, Result};
+use crate::error::{one_of, Error, Result};
 use crate::linalg::block::{col_sums, for_rows_mut, zip_rows};
 use crate::linalg::cg::{self, CgResult};
 use crate::linalg::operator::{
@@ -205,17 +205,12 @@ pub enum Preconditioner {
 impl Preconditioner {
     /// The preconditioner called `name`: "partition", "jacobi" or "none".
     pub fn named(name: &str) -> Result<Self> {
-        Ok(match name {
-            "partition" => Self::Partition,
-            "jacobi" => Self::Jacobi,
-            "none" => Self::None,
-            other => {
-                return Err(Error::InvalidParameter {
-                    name: "preconditioner",
-                    reason: format!("must be 'partition', 'jacobi' or 'none', got {other:?}"),
-                })
-            }
-        })
+        let choices = [
+            ("partition", Self::Partition),
+            ("jacobi", Self::Jacobi),
+            ("none", Self::None),
+        ];
+        one_of("preconditioner", name, &choices)
     }
 }
 

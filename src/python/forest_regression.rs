@@ -1,23 +1,58 @@
-//! Python face of the regression forest's own methods (the handle and what every forest has
-//! are in `forest.rs`): construction, predictive moments, quantiles and densities, the prior
-//! and its hyper-parameter criteria, node posteriors.
+//! Python face of `forest::regression`: the regression forest's class — its constructor,
+//! predictive moments, quantiles and densities, the prior and its hyper-parameter criteria,
+//! node posteriors, and the running sums of a forest split into parts (what every forest has
+//! is `forest.rs`'s).
 
 use super::arrays::{AnyPoints, VectorPair};
 use super::error::to_py_err;
-use super::forest::{empty_forest, not_a, prepare_for, ready_for, regressor, Forest};
+use super::forest::{empty_forest, forest_methods, Kind};
 use super::run::{Handle, Length};
-use crate::error::Result;
-use crate::forest::regression::mixture::ScaledMixtures as CoreScaledMixtures;
+use crate::error::{Error, Result};
+use crate::forest::regression::mixture::{MomentSums, ScaledMixtures as CoreScaledMixtures};
 use crate::forest::regression::prior::{GaussianPrior, NoiseVariance, PriorOverrides};
 use crate::forest::regression::{ForestRegressor, PosteriorMode, PriorCriterion};
 use crate::forest::ForestModel;
-use crate::mondrian::guided::Guidance;
-use crate::mondrian::TreeParams;
 use crate::points::Points;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::ThreadPool;
+
+/// A fitted (or empty) Mondrian regression forest held by Rust.
+///
+/// Predictions share the model; updates (and the lazy recomputation of a stale posterior)
+/// take it alone, so concurrent Python threads wait for each other (`run.rs`).
+#[pyclass(name = "ForestRegressor", module = "mondrian_learn._core")]
+pub struct PyForestRegressor {
+    inner: Handle<ForestRegressor>,
+}
+
+forest_methods!(PyForestRegressor, "ForestRegressor", ForestRegressor, f64);
+
+impl Kind for ForestRegressor {
+    const STORED_AS: (u32, &'static str) = (0, "Regressor");
+    /// `forest::regression::path`'s scores.
+    const SCORES: [&'static str; 2] = ["mse", "nlpd"];
+
+    fn from_stored(stored: ForestModel) -> Option<Self> {
+        match stored {
+            ForestModel::Regressor(model) => Some(model),
+            ForestModel::Classifier(_) => None,
+        }
+    }
+
+    fn is_ready(&self, n_rows: usize) -> bool {
+        self.posterior_is_fresh() && !self.cavities_worth_refreshing(n_rows)
+    }
+
+    fn prepare(&mut self, n_rows: usize, pool: &ThreadPool) -> Result<()> {
+        if self.cavities_worth_refreshing(n_rows) {
+            self.ensure_cavities(pool)
+        } else {
+            self.ensure_posterior(pool)
+        }
+    }
+}
 
 /// σ_y²'s rule from its Python value: None (the heuristic), a number, or a rule's name.
 fn noise_rule(value: Option<Bound<'_, PyAny>>) -> PyResult<NoiseVariance> {
@@ -41,7 +76,7 @@ fn prior_dict<'py>(py: Python<'py>, p: &GaussianPrior) -> PyResult<Bound<'py, Py
 }
 
 /// Held-out rows' predictive mixtures, scored with every variance multiplied by a scale and
-/// the means spread about their centre (`Forest.scaled_mixtures`).
+/// the means spread about their centre (`ForestRegressor.scaled_mixtures`).
 #[pyclass(frozen, module = "mondrian_learn._core")]
 pub struct ScaledMixtures {
     inner: CoreScaledMixtures,
@@ -58,38 +93,16 @@ impl ScaledMixtures {
     }
 }
 
-impl Forest {
-    /// Runs `work` on the regression model with a posterior ready for `n_rows` rows
-    /// ([`ready_for`]).
-    fn with_regressor<T: Send>(
-        &self,
-        py: Python<'_>,
-        n_jobs: usize,
-        n_rows: usize,
-        work: impl FnOnce(&ForestRegressor, &ThreadPool) -> Result<T> + Send,
-    ) -> PyResult<T> {
-        self.inner.read_prepared(
-            py,
-            n_jobs,
-            Length::Short,
-            ready_for(n_rows),
-            prepare_for(n_rows),
-            |model, call| work(regressor(model)?, call.pool),
-        )
-    }
-}
-
 #[pymethods]
-impl Forest {
-    /// A regression forest. `prior_mean`, `gamma1`, `gamma2`: fixed hyper-parameters (None:
-    /// heuristic); `noise_variance`: a number, "heuristic" (None) or "within_leaf";
-    /// `posterior`: "exact" or "fast"; `scale_features`: map inputs to the unit box of the
-    /// first training points; cuts chosen among `tries` dimensions × `locations` candidates by
-    /// variance reduction (1 × 1: label-blind).
-    #[staticmethod]
-    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None, posterior="exact", scale_features=true, tries=1, locations=1))]
+impl PyForestRegressor {
+    /// A regression forest (the first four arguments and the last three as
+    /// `forest::empty_forest` says). `prior_mean`, `gamma1`, `gamma2`: fixed
+    /// hyper-parameters (None: heuristic); `noise_variance`: a number, "heuristic" (None) or
+    /// "within_leaf"; `posterior`: "exact" or "fast"; cuts chosen by variance reduction.
+    #[new]
+    #[pyo3(signature = (n_features, lifetime, min_samples_split, seed, *, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None, posterior="exact", scale_features=true, tries=1, locations=1))]
     #[allow(clippy::too_many_arguments)]
-    fn regressor(
+    fn new(
         n_features: usize,
         lifetime: f64,
         min_samples_split: usize,
@@ -104,8 +117,15 @@ impl Forest {
         locations: usize,
     ) -> PyResult<Self> {
         let noise_variance = noise_rule(noise_variance)?;
-        let params = TreeParams::new(lifetime, min_samples_split);
-        let forest = empty_forest(params, n_features, seed, scale_features)?;
+        let (forest, guidance) = empty_forest(
+            n_features,
+            lifetime,
+            min_samples_split,
+            seed,
+            scale_features,
+            tries,
+            locations,
+        )?;
         let mut model = ForestRegressor::new(forest);
         model.overrides = PriorOverrides {
             mean: prior_mean,
@@ -114,9 +134,9 @@ impl Forest {
             noise_variance,
         };
         model.mode = PosteriorMode::named(posterior).map_err(to_py_err)?;
-        model.guidance = Guidance::new(tries, locations).map_err(to_py_err)?;
+        model.guidance = guidance;
         Ok(Self {
-            inner: Handle::new(ForestModel::Regressor(model)),
+            inner: Handle::new(model),
         })
     }
 
@@ -124,10 +144,10 @@ impl Forest {
     /// bring it up to date first).
     #[getter]
     fn posterior_is_fresh(&self, py: Python<'_>) -> bool {
-        self.inner.peek(py, ready_for(0))
+        self.inner.peek(py, |model| model.is_ready(0))
     }
 
-    /// Regression: predictive mean and variance of the branch-off mixture at each row.
+    /// Predictive mean and variance of the branch-off mixture at each row.
     fn predict<'py>(
         &self,
         py: Python<'py>,
@@ -135,12 +155,11 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<VectorPair<'py>> {
         let x = x.view()?;
-        let (mean, var) =
-            self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| m.predict(&x, pool))?;
+        let (mean, var) = self.ready(py, n_jobs, x.n_rows(), |m, pool| m.predict(&x, pool))?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
     }
 
-    /// Regression: quantiles `levels` of the predictive mixture at each row (N × L).
+    /// Quantiles `levels` of the predictive mixture at each row (N × L).
     fn quantiles<'py>(
         &self,
         py: Python<'py>,
@@ -149,13 +168,13 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.view()?;
-        let out = self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| {
+        let out = self.ready(py, n_jobs, x.n_rows(), |m, pool| {
             m.quantiles(&x, &levels, pool)
         })?;
         Ok(out.into_pyarray(py))
     }
 
-    /// Regression: log p(y_i | x_i) under the predictive mixture.
+    /// The log density log p(y_i | x_i) under the predictive mixture.
     fn log_density<'py>(
         &self,
         py: Python<'py>,
@@ -164,13 +183,13 @@ impl Forest {
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let (x, y) = (x.view()?, y.as_array());
-        let out = self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| {
+        let out = self.ready(py, n_jobs, x.n_rows(), |m, pool| {
             m.log_density(&x, &y, pool)
         })?;
         Ok(out.into_pyarray(py))
     }
 
-    /// Regression: the predictive mixtures of rows `x` with targets `y` and weights
+    /// The predictive mixtures of rows `x` with targets `y` and weights
     /// `weights`, to be scored under scaled variances and spread means.
     fn scaled_mixtures<'py>(
         &self,
@@ -182,19 +201,19 @@ impl Forest {
     ) -> PyResult<ScaledMixtures> {
         let x = x.view()?;
         let (y, weights) = (y.as_slice()?, weights.as_slice()?);
-        let inner = self.with_regressor(py, n_jobs, x.n_rows(), |m, pool| {
+        let inner = self.ready(py, n_jobs, x.n_rows(), |m, pool| {
             m.scaled_mixtures(&x, y, weights, pool)
         })?;
         Ok(ScaledMixtures { inner })
     }
 
-    /// Regression: the prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
+    /// The prior in use: `mean`, `gamma1`, `gamma2`, `noise_variance`.
     fn prior<'py>(&self, py: Python<'py>, n_jobs: usize) -> PyResult<Bound<'py, PyDict>> {
-        let p = self.with_regressor(py, n_jobs, 0, |m, _| m.prior())?;
+        let p = self.ready(py, n_jobs, 0, |m, _| m.prior())?;
         prior_dict(py, &p)
     }
 
-    /// Regression: a criterion of the hyper-parameters on the first `n_trees` trees:
+    /// A criterion of the hyper-parameters on the first `n_trees` trees:
     /// "evidence", Σ over trees of log p(y | tree); "leave_one_out", the forest mixture's
     /// leave-one-out log density of the training targets (summed over points).
     #[allow(clippy::too_many_arguments)]
@@ -213,11 +232,11 @@ impl Forest {
         let criterion = PriorCriterion::named(criterion).map_err(to_py_err)?;
         // The criteria read the trees and leaf statistics only: no posterior refresh first.
         self.inner.read(py, n_jobs, Length::Short, |model, call| {
-            Ok(regressor(model)?.prior_score(criterion, &prior, n_trees, call.pool))
+            Ok(model.prior_score(criterion, &prior, n_trees, call.pool))
         })
     }
 
-    /// Regression: fixes the prior's hyper-parameters (as if passed to the constructor) and
+    /// Fixes the prior's hyper-parameters (as if passed to the constructor) and
     /// recomputes the posterior (the upward pass only without `cavities`: for a few rows
     /// scored under many priors, which compute the cavities along their own paths).
     #[allow(clippy::too_many_arguments)]
@@ -233,14 +252,12 @@ impl Forest {
         cavities: bool,
     ) -> PyResult<()> {
         let prior = GaussianPrior::new(mean, gamma1, gamma2, noise_variance).map_err(to_py_err)?;
-        self.inner
-            .write(py, n_jobs, Length::Short, |model, call| match model {
-                ForestModel::Regressor(m) => m.fix_prior(&prior, cavities, call.pool),
-                ForestModel::Classifier(_) => Err(not_a("regressor")),
-            })
+        self.inner.write(py, n_jobs, Length::Short, |model, call| {
+            model.fix_prior(&prior, cavities, call.pool)
+        })
     }
 
-    /// Regression: the caller's fixed hyper-parameters (None: free) replace those in use, and
+    /// The caller's fixed hyper-parameters (None: free) replace those in use, and
     /// the prior is chosen again from them by the heuristic, on every row seen; returns the
     /// prior in use before (None when the heuristic chose it).
     #[pyo3(signature = (n_jobs, prior_mean=None, gamma1=None, gamma2=None, noise_variance=None))]
@@ -259,60 +276,45 @@ impl Forest {
             gamma2,
             noise_variance: noise_rule(noise_variance)?,
         };
-        let previous = self
-            .inner
-            .write(py, n_jobs, Length::Short, |model, call| match model {
-                ForestModel::Regressor(m) => m.reset_prior(overrides, call.pool),
-                ForestModel::Classifier(_) => Err(not_a("regressor")),
-            })?;
+        let previous = self.inner.write(py, n_jobs, Length::Short, |model, call| {
+            model.reset_prior(overrides, call.pool)
+        })?;
         previous.map(|p| prior_dict(py, &p)).transpose()
     }
 
-    /// Regression: ρ, the factor on the spread of the trees' predictive means about their
+    /// ρ, the factor on the spread of the trees' predictive means about their
     /// average in the forest's predictive (1: the equal mixture over trees).
     #[getter]
-    fn spread(&self, py: Python<'_>) -> PyResult<f64> {
-        self.inner
-            .peek(py, |model| Ok(regressor(model)?.spread()))
-            .map_err(to_py_err)
+    fn spread(&self, py: Python<'_>) -> f64 {
+        self.inner.peek(py, |model| model.spread())
     }
 
-    /// Regression: sets ρ (finite, ≥ 0).
+    /// Sets ρ (finite, ≥ 0).
     fn set_spread(&self, py: Python<'_>, spread: f64) -> PyResult<()> {
-        self.inner
-            .write(py, 1, Length::Short, |model, _| match model {
-                ForestModel::Regressor(m) => m.set_spread(spread),
-                ForestModel::Classifier(_) => Err(not_a("regressor")),
-            })
+        (self.inner).write(py, 1, Length::Short, |model, _| model.set_spread(spread))
     }
 
-    /// Regression: the (weighted) population variance and total weight of the targets seen.
-    fn target_moments(&self, py: Python<'_>) -> PyResult<(f64, f64)> {
-        self.inner
-            .peek(py, |model| Ok(regressor(model)?.target_moments()))
-            .map_err(to_py_err)
+    /// The (weighted) population variance and total weight of the targets seen.
+    fn target_moments(&self, py: Python<'_>) -> (f64, f64) {
+        self.inner.peek(py, |model| model.target_moments())
     }
 
-    /// Regression: whether the rows have grown by `PRIOR_GROWTH` since the prior in use was
+    /// Whether the rows have grown by `PRIOR_GROWTH` since the prior in use was
     /// chosen (the next prediction chooses it again by the heuristic; a caller with another
     /// rule chooses it now).
     #[getter]
-    fn prior_is_due(&self, py: Python<'_>) -> PyResult<bool> {
-        self.inner
-            .peek(py, |model| Ok(regressor(model)?.prior_is_due()))
-            .map_err(to_py_err)
+    fn prior_is_due(&self, py: Python<'_>) -> bool {
+        self.inner.peek(py, |model| model.prior_is_due())
     }
 
-    /// Regression: the number of rows when the prior in use was chosen (it is chosen again
+    /// The number of rows when the prior in use was chosen (it is chosen again
     /// once the rows have grown by `PRIOR_GROWTH`).
     #[getter]
-    fn rows_at_prior_choice(&self, py: Python<'_>) -> PyResult<usize> {
-        self.inner
-            .peek(py, |model| Ok(regressor(model)?.rows_at_prior_choice()))
-            .map_err(to_py_err)
+    fn rows_at_prior_choice(&self, py: Python<'_>) -> usize {
+        self.inner.peek(py, |model| model.rows_at_prior_choice())
     }
 
-    /// Regression: per node of tree `index`, the decrease in the training targets' sum of
+    /// Per node of tree `index`, the decrease in the training targets' sum of
     /// squared deviations its cut achieves (0 for leaves).
     fn impurity_decrease<'py>(
         &self,
@@ -320,23 +322,51 @@ impl Forest {
         index: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let out = (self.inner)
-            .peek(py, |model| regressor(model)?.impurity_decrease(index))
-            .map_err(super::error::to_py_err)?;
+            .peek(py, |model| model.impurity_decrease(index))
+            .map_err(to_py_err)?;
         Ok(out.into_pyarray(py))
     }
 
-    /// Regression: posterior mean and variance of every node mean of tree `index`.
+    /// Posterior mean and variance of every node mean of tree `index`.
     fn node_posterior<'py>(
         &self,
         py: Python<'py>,
         index: usize,
         n_jobs: usize,
     ) -> PyResult<VectorPair<'py>> {
-        let (mean, var): (Vec<f64>, Vec<f64>) =
-            self.with_regressor(py, n_jobs, usize::MAX, |m, _| {
-                m.node_posteriors(index)
-                    .map(|p| p.into_iter().map(|g| (g.mean, g.var)).unzip())
-            })?;
+        let (mean, var): (Vec<f64>, Vec<f64>) = self.ready(py, n_jobs, usize::MAX, |m, _| {
+            m.node_posteriors(index)
+                .map(|p| p.into_iter().map(|g| (g.mean, g.var)).unzip())
+        })?;
         Ok((mean.into_pyarray(py), var.into_pyarray(py)))
+    }
+
+    /// The running sums Σ w (mean − prior mean), Σ w (mean − prior mean)² and Σ w var of the
+    /// predictive components at each row (N × 3), continued from `sums` with this forest's
+    /// trees (a forest split into parts, `mondrian_learn.dask`).
+    fn fold_moments<'py>(
+        &self,
+        py: Python<'py>,
+        x: AnyPoints<'py>,
+        sums: PyReadonlyArray2<'py, f64>,
+        n_jobs: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let x = x.view()?;
+        let sums = sums.as_array();
+        if sums.ncols() != 3 {
+            return Err(to_py_err(Error::InvalidInput(format!(
+                "moment sums need 3 columns, got {}",
+                sums.ncols()
+            ))));
+        }
+        let mut sums: Vec<MomentSums> = (sums.rows().into_iter())
+            .map(|r| (r[0], r[1], r[2]))
+            .collect();
+        let sums = self.ready(py, n_jobs, x.n_rows(), |model, pool| {
+            model.fold_moments(&x, pool, &mut sums)?;
+            Ok(sums)
+        })?;
+        let flat: Vec<f64> = sums.into_iter().flat_map(|(a, b, c)| [a, b, c]).collect();
+        Ok(super::arrays::to_array2(flat.len() / 3, 3, flat)?.into_pyarray(py))
     }
 }

@@ -245,9 +245,9 @@ impl KernelRidge {
         let (x, y) = (x.view()?, y.as_array());
         let weights = weights.as_ref().map(|w| w.as_array());
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
-            crate::forest::data::check_targets(x.n_rows(), &y)?;
+            crate::training_data::check_targets(x.n_rows(), &y)?;
             if let Some(w) = &weights {
-                crate::forest::weights::check_weights(x.n_rows(), w)?;
+                crate::training_data::check_weights(x.n_rows(), w)?;
             }
             let how = call.growing(n_trees, slice);
             let forest = grow_forest(&x, lifetime, seed, &how, |done| {

@@ -1,105 +1,116 @@
-//! Python face of `linalg` on the partition kernel: preconditioned CG, Lanczos tridiagonals
-//! (for stochastic Lanczos quadrature) and top eigenpairs by block Lanczos.
+//! Python face of `linalg`: CG, Lanczos tridiagonals, top eigenpairs by block Lanczos and
+//! the LOVE factors, each bound once here on any [`Operand`] — the partition kernel held in
+//! Rust (`partition_operators.rs`) or an operator given as a Python callable (the partition
+//! kernel's products spread over a Dask cluster), each of whose products crosses into Python
+//! once.
 
 use super::arrays::{c_order, flat, to_array2, VectorPair};
-use super::partition::assignment;
-use super::partition::PartitionKernel;
-use super::run::Length;
-use crate::error::Error;
+use super::error::to_py_err;
+use super::run::{run, Call, Length};
+use crate::error::{Error, Result};
 use crate::linalg::block_lanczos::{top_eigenpairs, BlockLanczosParams};
+use crate::linalg::cg::{self, CgResult};
 use crate::linalg::lanczos::tridiagonalize;
-use crate::linalg::operator::{Interruptible, LinearOperator};
-use crate::partition::operators::{solve_system, CentredKernel, KernelSystem, Preconditioner};
-use crate::partition::variance::{exact_variance, lanczos_factors, FeatureGram, LanczosFactors};
+use crate::linalg::operator::{
+    check_block, Identity, Interruptible, InverseDiagonal, LinearOperator,
+};
+use crate::parallel::pool;
+use crate::partition::variance::{lanczos_factors, LanczosFactors};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
+use rayon::ThreadPool;
 
-/// `√v` of the GP's row weights `v` (checked: one positive finite value per point), the
-/// row scale of the weighted system (`partition::operators`).
-fn row_scale(weights: Option<PyReadonlyArray1<'_, f64>>, n: usize) -> PyResult<Option<Vec<f64>>> {
-    let Some(w) = weights else {
-        return Ok(None);
-    };
-    let w = w.as_array();
-    crate::forest::weights::check_weights(n, &w).map_err(super::error::to_py_err)?;
-    Ok(Some(w.iter().map(|v| v.sqrt()).collect()))
+/// Where a solver's operator lives: [`Operand::run`] lends it to `work` (stoppable by Ctrl-C
+/// between products) on a pool of `n_jobs` threads, with the GIL released.
+pub(super) trait Operand {
+    /// The operator's dimension.
+    fn dim(&self, py: Python<'_>) -> usize;
+
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        n_jobs: usize,
+        work: impl FnOnce(&dyn LinearOperator, &ThreadPool) -> Result<T> + Send,
+    ) -> PyResult<T>;
 }
 
-/// The preconditioner of eq. 9–10 applied to `V`: `(1/m) Σ_ρ (s D K_ρ D + σ² I)⁻¹ V`
-/// (`D = diag(√weights)`, the identity without weights).
-#[pyfunction]
-#[pyo3(signature = (handle, v, signal_variance, noise_variance, n_jobs, weights=None))]
-pub fn precondition<'py>(
-    handle: PyRef<'py, PartitionKernel>,
-    py: Python<'py>,
-    v: PyReadonlyArray2<'py, f64>,
-    signal_variance: f64,
-    noise_variance: f64,
-    n_jobs: usize,
-    weights: Option<PyReadonlyArray1<'py, f64>>,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let v = c_order(&v);
-    let (n, k) = v.dim();
-    let scale = row_scale(weights, n)?;
-    let out = handle
-        .inner
-        .read(py, n_jobs, Length::Short, |model, call| {
-            let op = KernelSystem {
-                kernel: &model.kernel,
-                scale: signal_variance,
-                noise: noise_variance,
-                row_scale: scale.as_deref(),
-            }
-            .preconditioner();
-            let mut out = vec![0.0; n * k];
-            op.apply(flat(&v), k, &mut out, call.pool)?;
-            Ok(out)
+/// `v ↦ apply(v)`: a Python callable taking and returning `dim × k` float64 arrays.
+pub(super) struct Callable<'a> {
+    pub apply: &'a Py<PyAny>,
+    pub dim: usize,
+}
+
+/// [`Callable`] during a call: its products take the GIL through `call`.
+struct PyOperator<'a> {
+    apply: &'a Py<PyAny>,
+    dim: usize,
+    call: &'a Call<'a>,
+}
+
+impl LinearOperator for PyOperator<'_> {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn apply(&self, v: &[f64], k: usize, out: &mut [f64], _pool: &ThreadPool) -> Result<()> {
+        check_block(self.dim, v, k, out)?;
+        let result = self.call.python(|py| {
+            let block = to_array2(self.dim, k, v.to_vec())?.into_pyarray(py);
+            let product = self.apply.call1(py, (block,))?;
+            let product: PyReadonlyArray2<'_, f64> = product.extract(py)?;
+            let product = c_order(&product);
+            Ok((product.dim(), flat(&product).to_vec()))
         })?;
-    Ok(to_array2(n, k, out)?.into_pyarray(py))
+        if result.0 != (self.dim, k) {
+            return Err(Error::InvalidInput(format!(
+                "the operator returned an array of shape {:?} for a {} × {k} block",
+                result.0, self.dim
+            )));
+        }
+        out.copy_from_slice(&result.1);
+        Ok(())
+    }
 }
 
-/// Solves `(s K̂ + σ² I) X = B` by block PCG; `preconditioner` is "partition" (eq. 9–10),
-/// "jacobi" or "none". Returns `(X, iterations, relative residuals, converged)`.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-#[pyfunction]
-#[pyo3(signature = (handle, b, signal_variance, noise_variance, preconditioner, tol, max_iter, n_jobs, weights=None))]
-pub fn solve<'py>(
-    handle: PyRef<'py, PartitionKernel>,
-    py: Python<'py>,
-    b: PyReadonlyArray2<'py, f64>,
-    signal_variance: f64,
-    noise_variance: f64,
-    preconditioner: &str,
-    tol: f64,
-    max_iter: usize,
-    n_jobs: usize,
-    weights: Option<PyReadonlyArray1<'py, f64>>,
-) -> PyResult<(
+impl Operand for Callable<'_> {
+    fn dim(&self, _py: Python<'_>) -> usize {
+        self.dim
+    }
+
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        n_jobs: usize,
+        work: impl FnOnce(&dyn LinearOperator, &ThreadPool) -> Result<T> + Send,
+    ) -> PyResult<T> {
+        let pool = pool(n_jobs).map_err(to_py_err)?;
+        run(py, &pool, Length::Long, |call| {
+            let (apply, dim) = (self.apply, self.dim);
+            let op = PyOperator { apply, dim, call };
+            let op = Interruptible {
+                op: &op,
+                interrupt: call.interrupt,
+            };
+            work(&op, call.pool)
+        })
+    }
+}
+
+/// `(X, iterations, relative residuals, converged)` of a block solve.
+pub(super) type Solution<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray1<u64>>,
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<bool>>,
-)> {
-    let b = c_order(&b);
-    let (n, k) = b.dim();
-    let pre = Preconditioner::named(preconditioner).map_err(super::error::to_py_err)?;
-    let scale = row_scale(weights, n)?;
-    let res = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
-        let variances = (signal_variance, noise_variance);
-        let stopping = (tol, max_iter);
-        let (pool, stop) = (call.pool, call.interrupt);
-        solve_system(
-            &model.kernel,
-            flat(&b),
-            k,
-            variances,
-            scale.as_deref(),
-            pre,
-            stopping,
-            pool,
-            stop,
-        )
-    })?;
+);
+
+/// A block solve's result (`n × k` solutions) as arrays.
+pub(super) fn solution(
+    py: Python<'_>,
+    n: usize,
+    k: usize,
+    res: CgResult,
+) -> PyResult<Solution<'_>> {
     let iterations: Vec<u64> = res.iterations.iter().map(|&i| i as u64).collect();
     Ok((
         to_array2(n, k, res.x)?.into_pyarray(py),
@@ -109,31 +120,19 @@ pub fn solve<'py>(
     ))
 }
 
-/// Lanczos tridiagonals of `K̂` (`D K̂ D` with `D = diag(√weights)`) from each column of
-/// `starts` (n_points × k): a list of `(alpha, beta)` pairs.
-#[pyfunction]
-#[pyo3(signature = (handle, starts, steps, n_jobs, weights=None))]
-pub fn lanczos<'py>(
-    handle: PyRef<'py, PartitionKernel>,
+/// Lanczos tridiagonals of `on` from each column of `starts` (`dim × k`): a list of `(alpha,
+/// beta)` pairs.
+pub(super) fn lanczos<'py>(
     py: Python<'py>,
+    on: &impl Operand,
     starts: PyReadonlyArray2<'py, f64>,
     steps: usize,
     n_jobs: usize,
-    weights: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Vec<VectorPair<'py>>> {
     let starts = c_order(&starts);
     let k = starts.ncols();
-    let scale = row_scale(weights, starts.nrows())?;
-    let out = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
-        let op = KernelSystem {
-            row_scale: scale.as_deref(),
-            ..KernelSystem::kernel(&model.kernel)
-        };
-        let op = Interruptible {
-            op: &op,
-            interrupt: call.interrupt,
-        };
-        tridiagonalize(&op, flat(&starts), k, steps, call.pool)
+    let out = on.run(py, n_jobs, |op, pool| {
+        tridiagonalize(op, flat(&starts), k, steps, pool)
     })?;
     Ok(out
         .into_iter()
@@ -141,28 +140,137 @@ pub fn lanczos<'py>(
         .collect())
 }
 
-/// Top `k` eigenpairs of `s K̂` (centred: `H s K̂ H`) by restarted block Lanczos.
-/// Returns `(values, vectors, residuals, block products, converged)`.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-#[pyfunction]
-pub fn top_eigen<'py>(
-    handle: PyRef<'py, PartitionKernel>,
+/// `(values, vectors, residuals, block products, converged)` of a block Lanczos run.
+pub(super) type Eigenpairs<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    usize,
+    bool,
+);
+
+/// Top `params.k` eigenpairs of `on` by restarted block Lanczos.
+pub(super) fn top_eigen<'py>(
     py: Python<'py>,
+    on: &impl Operand,
+    params: BlockLanczosParams,
+    n_jobs: usize,
+) -> PyResult<Eigenpairs<'py>> {
+    let dim = on.dim(py);
+    let res = on.run(py, n_jobs, |op, pool| top_eigenpairs(op, &params, pool))?;
+    Ok((
+        res.values.into_pyarray(py),
+        to_array2(dim, params.k, res.vectors)?.into_pyarray(py),
+        res.residuals.into_pyarray(py),
+        res.products,
+        res.converged,
+    ))
+}
+
+/// The upper and lower LOVE factors, as arrays.
+pub(super) type FactorPair<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
+
+/// The LOVE factors `(upper, lower)` (clusters × rank each) of `s ΨΨᵀ + σ² I` whose clusters'
+/// Gram matrix `ΨᵀΨ` is `on`, from a block Lanczos decomposition of dimension `dim` started
+/// at `start` (clusters × block; see `partition::variance`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn variance_factors<'py>(
+    py: Python<'py>,
+    on: &impl Operand,
+    start: PyReadonlyArray2<'py, f64>,
+    dim: usize,
+    seed: u64,
+    variances: (f64, f64),
+    n_partitions: usize,
+    n_jobs: usize,
+) -> PyResult<FactorPair<'py>> {
+    let start = c_order(&start);
+    let b = start.ncols();
+    let f: LanczosFactors = on.run(py, n_jobs, |op, pool| {
+        lanczos_factors(
+            op,
+            flat(&start),
+            b,
+            dim,
+            seed,
+            variances,
+            n_partitions,
+            pool,
+        )
+    })?;
+    Ok((
+        to_array2(f.clusters, f.rank, f.upper)?.into_pyarray(py),
+        to_array2(f.clusters, f.rank, f.lower)?.into_pyarray(py),
+    ))
+}
+
+/// Solves `A X = B` by CG for the operator `apply` (`dim × dim`), preconditioned by the
+/// inverse of `diagonal` when given (Jacobi). Returns `(X, iterations, relative residuals,
+/// converged)`.
+#[pyfunction]
+#[pyo3(signature = (apply, b, tol, max_iter, n_jobs, diagonal=None))]
+pub fn operator_solve<'py>(
+    py: Python<'py>,
+    apply: Py<PyAny>,
+    b: PyReadonlyArray2<'py, f64>,
+    tol: f64,
+    max_iter: usize,
+    n_jobs: usize,
+    diagonal: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<Solution<'py>> {
+    let b = c_order(&b);
+    let (n, k) = b.dim();
+    let diagonal: Option<Vec<f64>> = diagonal.map(|d| d.as_array().iter().copied().collect());
+    let on = Callable {
+        apply: &apply,
+        dim: n,
+    };
+    let res = on.run(py, n_jobs, |op, pool| {
+        let pre: Box<dyn LinearOperator> = match &diagonal {
+            Some(d) if d.len() == n => Box::new(InverseDiagonal::new(d)?),
+            Some(d) => {
+                return Err(Error::InvalidInput(format!(
+                    "a diagonal of {} values for a {n} × {n} operator",
+                    d.len()
+                )))
+            }
+            None => Box::new(Identity(n)),
+        };
+        cg::solve(op, pre.as_ref(), flat(&b), k, None, tol, max_iter, pool)
+    })?;
+    solution(py, n, k, res)
+}
+
+/// Lanczos tridiagonals of the operator `apply` from each column of `starts` (`dim × k`): a
+/// list of `(alpha, beta)` pairs.
+#[pyfunction]
+pub fn operator_lanczos<'py>(
+    py: Python<'py>,
+    apply: Py<PyAny>,
+    starts: PyReadonlyArray2<'py, f64>,
+    steps: usize,
+    n_jobs: usize,
+) -> PyResult<Vec<VectorPair<'py>>> {
+    let dim = starts.as_array().nrows();
+    lanczos(py, &Callable { apply: &apply, dim }, starts, steps, n_jobs)
+}
+
+/// Top `k` eigenpairs of the operator `apply` (`dim × dim`) by restarted block Lanczos.
+/// Returns `(values, vectors, residuals, block products, converged)`.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+pub fn operator_top_eigen<'py>(
+    py: Python<'py>,
+    apply: Py<PyAny>,
+    dim: usize,
     k: usize,
     block: usize,
     depth: usize,
     tol: f64,
     max_restarts: usize,
     seed: u64,
-    centred: bool,
     n_jobs: usize,
-) -> PyResult<(
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray2<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    usize,
-    bool,
-)> {
+) -> PyResult<Eigenpairs<'py>> {
     let params = BlockLanczosParams {
         k,
         block,
@@ -171,133 +279,28 @@ pub fn top_eigen<'py>(
         max_restarts,
         seed,
     };
-    let (n, res) = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
-        let kernel = &model.kernel;
-        let centred_op = CentredKernel { kernel, scale: 1.0 };
-        let plain = KernelSystem::kernel(kernel);
-        let op: &dyn LinearOperator = if centred { &centred_op } else { &plain };
-        let op = Interruptible {
-            op,
-            interrupt: call.interrupt,
-        };
-        Ok((kernel.n_points(), top_eigenpairs(&op, &params, call.pool)?))
-    })?;
-    if res.vectors.len() != n * k {
-        return Err(super::error::to_py_err(Error::InvalidInput(
-            "block Lanczos returned a block of the wrong size".into(),
-        )));
-    }
-    Ok((
-        res.values.into_pyarray(py),
-        to_array2(n, k, res.vectors)?.into_pyarray(py),
-        res.residuals.into_pyarray(py),
-        res.products,
-        res.converged,
-    ))
+    top_eigen(py, &Callable { apply: &apply, dim }, params, n_jobs)
 }
 
-/// The exact predictive variances (`full`: the covariance, n × n) of the assigned points
-/// under `s K̂ + σ² V⁻¹`, one CG solve per point in blocks solved in parallel
-/// (`partition::variance::exact_variance`). Returns `(values, iterations, converged)`.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-#[pyfunction]
-#[pyo3(signature = (handle, labels, weights, signal_variance, noise_variance, preconditioner, tol, max_iter, full, n_jobs, train_weights=None))]
-pub fn predictive_variance<'py>(
-    handle: PyRef<'py, PartitionKernel>,
-    py: Python<'py>,
-    labels: PyReadonlyArray2<'py, u32>,
-    weights: Option<PyReadonlyArray2<'py, f64>>,
-    signal_variance: f64,
-    noise_variance: f64,
-    preconditioner: &str,
-    tol: f64,
-    max_iter: usize,
-    full: bool,
-    n_jobs: usize,
-    train_weights: Option<PyReadonlyArray1<'py, f64>>,
-) -> PyResult<(
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<u64>>,
-    Bound<'py, PyArray1<bool>>,
-)> {
-    let a = assignment(labels, weights);
-    let pre = Preconditioner::named(preconditioner).map_err(super::error::to_py_err)?;
-    let n_train = handle.inner.peek(py, |m| m.kernel.n_points());
-    let scale = row_scale(train_weights, n_train)?;
-    let res = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
-        exact_variance(
-            &model.kernel,
-            &a,
-            (signal_variance, noise_variance),
-            scale.as_deref(),
-            pre,
-            (tol, max_iter),
-            full,
-            call.pool,
-            call.interrupt,
-        )
-    })?;
-    let iterations: Vec<u64> = res.iterations.iter().map(|&i| i as u64).collect();
-    Ok((
-        res.values.into_pyarray(py),
-        iterations.into_pyarray(py),
-        res.converged.into_pyarray(py),
-    ))
-}
-
-/// The LOVE factors `(upper, lower)` (total clusters × rank each) of `s K̂ + σ² V⁻¹` from a
-/// block Lanczos decomposition of dimension `dim` of the clusters' Gram matrix `ΦᵀVΦ`, started
-/// at `start` (clusters × block): `gather_sums` of each gives every new point a row whose
-/// squared norm bounds its predictive variance from above and below (`partition::variance`).
+/// The LOVE factors `(upper, lower)` (`dim × rank` each) of `s ΨΨᵀ + σ² I` whose clusters'
+/// Gram matrix `ΨᵀΨ` is the operator `apply` ([`variance_factors`]).
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (handle, start, dim, seed, signal_variance, noise_variance, n_jobs, weights=None))]
-pub fn variance_factors<'py>(
-    handle: PyRef<'py, PartitionKernel>,
+pub fn operator_variance_factors<'py>(
     py: Python<'py>,
+    apply: Py<PyAny>,
     start: PyReadonlyArray2<'py, f64>,
     dim: usize,
     seed: u64,
     signal_variance: f64,
     noise_variance: f64,
+    n_partitions: usize,
     n_jobs: usize,
-    weights: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<FactorPair<'py>> {
-    let start = c_order(&start);
-    let b = start.ncols();
-    let n_train = handle.inner.peek(py, |m| m.kernel.n_points());
-    let scale = row_scale(weights, n_train)?;
-    let f = handle.inner.read(py, n_jobs, Length::Long, |model, call| {
-        let gram_op = FeatureGram {
-            kernel: &model.kernel,
-            row_scale: scale.as_deref(),
-            shift: 0.0,
-        };
-        let op = Interruptible {
-            op: &gram_op,
-            interrupt: call.interrupt,
-        };
-        lanczos_factors(
-            &op,
-            flat(&start),
-            b,
-            dim,
-            seed,
-            (signal_variance, noise_variance),
-            model.kernel.n_partitions(),
-            call.pool,
-        )
-    })?;
-    factor_arrays(py, f)
-}
-
-/// The upper and lower LOVE factors, as arrays.
-pub(super) type FactorPair<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
-
-/// The two factors as arrays.
-pub(super) fn factor_arrays(py: Python<'_>, f: LanczosFactors) -> PyResult<FactorPair<'_>> {
-    Ok((
-        to_array2(f.clusters, f.rank, f.upper)?.into_pyarray(py),
-        to_array2(f.clusters, f.rank, f.lower)?.into_pyarray(py),
-    ))
+    let on = Callable {
+        apply: &apply,
+        dim: start.as_array().nrows(),
+    };
+    let variances = (signal_variance, noise_variance);
+    variance_factors(py, &on, start, dim, seed, variances, n_partitions, n_jobs)
 }

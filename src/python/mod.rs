@@ -7,13 +7,12 @@ mod error;
 mod forest;
 mod forest_classification;
 mod forest_regression;
-mod forest_shard;
 mod input_map;
 mod kernel;
 mod kernel_grid;
 mod linalg;
-mod operator;
 mod partition;
+mod partition_operators;
 mod pickle;
 mod run;
 mod tree_arrays;
@@ -24,7 +23,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<density::Density>()?;
-    m.add_class::<forest::Forest>()?;
+    m.add_class::<forest_classification::PyForestClassifier>()?;
+    m.add_class::<forest_regression::PyForestRegressor>()?;
     m.add_class::<kernel::KernelFeatures>()?;
     m.add_class::<kernel::KernelRidge>()?;
     m.add_class::<kernel_grid::GridRidge>()?;
@@ -34,16 +34,19 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(forest_classification::sharpen, m)?)?;
     m.add_function(wrap_pyfunction!(input_map::unit_box, m)?)?;
     m.add_function(wrap_pyfunction!(input_map::to_unit_box, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::precondition, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::solve, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::lanczos, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::top_eigen, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::predictive_variance, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg::variance_factors, m)?)?;
-    m.add_function(wrap_pyfunction!(operator::operator_solve, m)?)?;
-    m.add_function(wrap_pyfunction!(operator::operator_lanczos, m)?)?;
-    m.add_function(wrap_pyfunction!(operator::operator_top_eigen, m)?)?;
-    m.add_function(wrap_pyfunction!(operator::operator_variance_factors, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::precondition, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::lanczos, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::top_eigen, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        partition_operators::predictive_variance,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(partition_operators::variance_factors, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::operator_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::operator_lanczos, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::operator_top_eigen, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg::operator_variance_factors, m)?)?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     Ok(())
 }

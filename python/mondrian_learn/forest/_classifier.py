@@ -133,7 +133,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         τ in use.
     min_discount_ : float
         The least discount in use.
-    model_ : mondrian_learn._core.Forest
+    model_ : mondrian_learn._core.ForestClassifier
         The fitted trees and class counts (node arrays via :meth:`tree_arrays`, counts via
         :meth:`node_counts`).
     data_min_, data_scale_ : ndarray of shape (n_features,)
@@ -217,17 +217,17 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
 
     def _core_classifier(self, n_features: int, seed: int, lifetime: float, scale: bool) -> Any:
         floor = self.min_discount
-        return _core.Forest.classifier(
+        return _core.ForestClassifier(
             n_features,
-            len(self.classes_),
             lifetime,
             int(self.min_samples_split),
             seed,
-            self._discount_rate(n_features),
-            DEFAULT_MIN_DISCOUNT if floor is None else float(floor),
-            self._candidates(n_features),
-            int(self.candidate_locations),
-            scale,
+            n_classes=len(self.classes_),
+            discount_rate=self._discount_rate(n_features),
+            min_discount=DEFAULT_MIN_DISCOUNT if floor is None else float(floor),
+            scale_features=scale,
+            tries=self._candidates(n_features),
+            locations=int(self.candidate_locations),
         )
 
     def _discount_rate(self, n_features: int) -> float:

@@ -79,7 +79,7 @@ def select_prior(
 
     Parameters
     ----------
-    model : mondrian_learn._core.Forest
+    model : mondrian_learn._core.ForestRegressor
         A fitted regression forest; its trees do not depend on the prior, so every candidate
         prior is scored on the same trees.
     rule : {"evidence", "leave_one_out"}

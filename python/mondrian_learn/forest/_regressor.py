@@ -148,7 +148,7 @@ default="held_out"
 
     Attributes
     ----------
-    model_ : mondrian_learn._core.Forest
+    model_ : mondrian_learn._core.ForestRegressor
         The fitted Rust forest (node arrays via :meth:`tree_arrays`).
     log_marginal_likelihood_value_ : float
         Σ over trees of each tree's exact log marginal likelihood of the training targets
@@ -238,19 +238,18 @@ default="held_out"
     def _core_regressor(
         self, n_features: int, seed: int, lifetime: float, scale: bool, fixed: dict[str, Any]
     ) -> Any:
-        return _core.Forest.regressor(
+        return _core.ForestRegressor(
             n_features,
             lifetime,
             int(self.min_samples_split),
             seed,
-            fixed["prior_mean"],
-            fixed["gamma1"],
-            fixed["gamma2"],
-            fixed["noise_variance"],
-            "exact",
-            scale,
-            self._candidates(n_features),
-            int(self.candidate_locations),
+            prior_mean=fixed["prior_mean"],
+            gamma1=fixed["gamma1"],
+            gamma2=fixed["gamma2"],
+            noise_variance=fixed["noise_variance"],
+            scale_features=scale,
+            tries=self._candidates(n_features),
+            locations=int(self.candidate_locations),
         )
 
     @restore_on_failure

@@ -22,7 +22,7 @@ use super::belief::{increment_of, upward_pass, Gaussian, TreePosterior, Upward};
 use super::leaf_stats::LeafStats;
 use super::mixture::{Component, LogDensityFold};
 use super::prior::GaussianPrior;
-use crate::error::{Error, Result};
+use crate::error::{one_of, Result};
 use crate::forest::weights::RowWeights;
 use crate::mondrian::{MondrianTree, NONE};
 use std::f64::consts::PI;
@@ -39,14 +39,11 @@ pub enum PriorCriterion {
 impl PriorCriterion {
     /// The criterion called `name`: "evidence" or "leave_one_out".
     pub fn named(name: &str) -> Result<Self> {
-        match name {
-            "evidence" => Ok(Self::Evidence),
-            "leave_one_out" => Ok(Self::LeaveOneOut),
-            other => Err(Error::InvalidParameter {
-                name: "hyperparameters",
-                reason: format!("must be 'evidence' or 'leave_one_out', got {other:?}"),
-            }),
-        }
+        let choices = [
+            ("evidence", Self::Evidence),
+            ("leave_one_out", Self::LeaveOneOut),
+        ];
+        one_of("hyperparameters", name, &choices)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::belief::update_likelihoods;
 use super::{checked_stats, policy, ForestRegressor};
-use crate::error::{Error, Result};
+use crate::error::{one_of, Result};
 use crate::parallel::is_small;
 use crate::points::Points;
 use ndarray::ArrayView1;
@@ -32,14 +32,11 @@ pub enum PosteriorMode {
 impl PosteriorMode {
     /// The mode called `name`: "exact" or "fast".
     pub fn named(name: &str) -> Result<Self> {
-        match name {
-            "exact" => Ok(Self::Exact),
-            "fast" => Ok(Self::Fast),
-            other => Err(Error::InvalidParameter {
-                name: "posterior",
-                reason: format!("must be 'exact' or 'fast', got {other:?}"),
-            }),
-        }
+        one_of(
+            "posterior",
+            name,
+            &[("exact", Self::Exact), ("fast", Self::Fast)],
+        )
     }
 }
 

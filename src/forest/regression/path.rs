@@ -121,7 +121,7 @@ impl ForestRegressor {
         let trees = &self.forest.trees;
         let held_out = match validation {
             Some((x, y, weights)) => {
-                crate::forest::data::check_targets(x.n_rows(), y)?;
+                crate::training_data::check_targets(x.n_rows(), y)?;
                 let weights = RowWeights::checked(x.n_rows(), weights)?;
                 Some((self.forest.apply(&x, pool)?, y, weights))
             }

@@ -22,5 +22,6 @@ pub mod search;
 mod tests;
 
 pub use model::{GridCut, GridRidge};
+use moves::missing_cut;
 pub use process::{Cut, Knots, Process};
 pub use search::{GridPoint, GridSearch};

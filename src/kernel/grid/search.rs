@@ -1,6 +1,6 @@
 //! The lifetime search's state (Balog's report §5.1–5.3): the M grids at the current lifetimes
 //! (λ_d), the ridge solution on their occupied cells, and moves of one λ_d past cuts of its
-//! dimension (what a cut does to the cells: [`super::moves`]). Each column change goes through
+//! dimension (what a cut does to the cells: `moves.rs`). Each column change goes through
 //! the lifetime path's solver (`kernel::path::solver`: a Cholesky factor updated by Givens
 //! rotations and triangular solves, the report's explicit inverse, or conjugate gradients for
 //! C beyond the dense limit), O(C² + C·M + rows·M) per column on the dense routes.
@@ -15,7 +15,7 @@
 //! [`GridSearch::try_moves`] scores candidate moves by applying them, evaluating, and restoring
 //! a snapshot of the state (bit for bit); [`GridSearch::move_to`] keeps one.
 
-use super::moves::missing_cut;
+use super::missing_cut;
 use super::process::{Knots, Process};
 use crate::error::{Error, Result};
 use crate::kernel::features::NO_COLUMN;

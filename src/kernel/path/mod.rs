@@ -21,11 +21,11 @@ pub mod sweep;
 pub mod weights;
 
 use crate::error::{Error, Result};
-use crate::forest::data::check_targets;
 use crate::forest::MondrianForest;
 use crate::mondrian::birth_order::cuts_in_birth_order;
 pub use crate::mondrian::birth_order::Checkpoints;
 use crate::parallel::Interrupt;
+use crate::training_data::check_targets;
 use held_out::ValidationPaths;
 use ndarray::{ArrayView1, ArrayView2};
 use rayon::ThreadPool;

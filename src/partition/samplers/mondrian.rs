@@ -41,7 +41,7 @@ pub struct MondrianRule {
 /// wide) in parallel on `pool`; `interrupt` stops it between partitions.
 pub fn sample(on: &Sampling<'_>, lifetime: f64) -> Result<PartitionModel> {
     let n = on.check()?;
-    crate::forest::data::check_data_box(None, on.x, on.n_features)?;
+    crate::training_data::check_data_box(None, on.x, on.n_features)?;
     let params = TreeParams::new(lifetime, 1);
     let growth = Growth {
         x: &on.x,
