@@ -5,7 +5,7 @@
 //! unweighted code's operations, bit for bit.
 
 use crate::error::Result;
-use crate::forest::weights::check_weights;
+use crate::training_data::check_weights;
 use ndarray::ArrayView1;
 
 /// The weights of a set of rows (None: every row weighs 1), their sum and Σ log v_i.
