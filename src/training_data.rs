@@ -36,7 +36,7 @@ impl RowsBox {
 
 /// Errors unless the box of `fitted`'s points (its root box) and the rows `new` (`d` wide) has
 /// a finite range in every feature and a linear dimension of at most
-/// [`MAX_LINEAR_DIMENSION`]: a block's split rate is the sum of its ranges, and an infinite
+/// `MAX_LINEAR_DIMENSION`: a block's split rate is the sum of its ranges, and an infinite
 /// one would cut at time 0 whatever the lifetime and turn every later quantity into NaN.
 pub fn check_data_box(fitted: Option<&MondrianTree>, new: &[f64], d: usize) -> Result<()> {
     let mut new_box = RowsBox::new(d);
@@ -87,7 +87,7 @@ pub(crate) fn check_box_of(
 const MAX_TARGET: f64 = 1e150;
 
 /// Errors unless there are rows (`n_rows` of them) with one finite target each, none beyond
-/// ±[`MAX_TARGET`].
+/// ±`MAX_TARGET`.
 pub fn check_targets(n_rows: usize, y: &ArrayView1<f64>) -> Result<()> {
     if n_rows != y.len() {
         return Err(Error::InvalidInput(format!(

@@ -4,6 +4,18 @@ The heavy lifting is done by a Rust core (``mondrian_learn._core``); this packag
 estimators: validation, parameters and orchestration, one subpackage per family
 (:mod:`mondrian_learn.forest`, :mod:`mondrian_learn.kernel`, :mod:`mondrian_learn.partition`,
 :mod:`mondrian_learn.density`).
+
+Beside them: :mod:`mondrian_learn.dask` (forests and partition kernels on Dask),
+:mod:`mondrian_learn.river` (river adapters, their shared base in ``_river_base``),
+:mod:`mondrian_learn.plotting` (Displays; the maps they draw in ``_plot_maps``),
+:mod:`mondrian_learn.calibration`, :mod:`mondrian_learn.datasets`,
+:mod:`mondrian_learn.bayesopt` (its test functions in ``_test_functions``), and the command
+line demo (``__main__``, ``_demo``). What every estimator shares: ``_base``
+(``EstimatorBase`` and its mixins), ``_validation`` (the parameter checker and seeds),
+``_points`` (user arrays as the core takes them), ``_targets`` (targets and
+``sample_weight``), ``_memory`` (the memory check), ``_progress`` (progress bars),
+``_lifetime_path`` (the lifetime-path estimators' base), ``_newton`` (Newton in a box), and
+``_core`` (the compiled Rust core).
 """
 
 from mondrian_learn import density, forest, kernel, partition

@@ -6,7 +6,8 @@
 //! (the cut's position along the cut dimension), d the block's depth (root 0). Given the
 //! training counts the shares are independent Beta–binomial posteriors, so the posterior mean
 //! density at x is the product of the posterior mean shares along x's path, over the volume
-//! of its leaf; the forest averages its M trees' densities.
+//! of its leaf; the forest averages its M trees' densities. One tree is in `tree.rs`, the
+//! lifetime path (the log-likelihood along λ) in `path.rs`, the unit tests in `tests.rs`.
 //!
 //! Cost: a Mondrian process with lifetime λ on a box with extents r_d has Π_d (1 + λ r_d)
 //! cells in expectation, which grows as λ^D; [`DensityForest::sample`] refuses a forest whose

@@ -7,6 +7,11 @@
 //! Tree `m` draws from the stream `tree_rng(seed, m)`, trees are sampled and extended in
 //! parallel on a local pool, and every reduction over trees runs in tree order, so results do
 //! not depend on the number of threads.
+//!
+//! Besides the two models ([`regression`], [`classification`]): [`data`] (the points stored
+//! and queried), [`point_store`] (kept in memory or in a file), [`weights`] (row weights),
+//! [`refit`] (refits of an online forest), [`lifetime_path`] (training and validation scores
+//! along λ), `stored` (the stored form of the trees) and `tests`.
 
 pub mod classification;
 pub mod data;
@@ -63,7 +68,7 @@ pub struct MondrianForest {
     input_map: Option<InputMap>,
     /// The training points, in memory or on disk ([`point_store`]).
     x: PointStore,
-    /// Stored without their data boxes, rebuilt from `x` on load ([`stored`]).
+    /// Stored without their data boxes, rebuilt from `x` on load (`stored.rs`).
     #[serde(serialize_with = "stored::serialize_trees")]
     pub trees: Vec<MondrianTree>,
 }

@@ -2,7 +2,8 @@
 //! features from Mondrian trees ([`features`], [`mondrian_features`]), ridge regression on
 //! them ([`ridge`], with its Gram matrix in [`gram`]), online updates ([`online`]), and the
 //! lifetime path that evaluates every kernel width up to Λ for about the price of one fit
-//! ([`path`]).
+//! ([`path`]). The Mondrian grid, a lifetime per dimension with its lifetimes searched, is in
+//! [`grid`].
 
 pub mod features;
 pub mod gram;

@@ -2,6 +2,11 @@
 //! the lifetime path and online ridge make), an explicit symmetric inverse (the report's
 //! route), and solvers on operators that are only available through products: conjugate
 //! gradients, Lanczos, and block Lanczos with its orthonormalisation.
+//!
+//! - [`cholesky`] (factor and updates), [`inverse`] (the explicit inverse).
+//! - [`operator`] (the one "apply to a block" interface), [`block`] (blocks of vectors).
+//! - [`cg`], [`lanczos`], [`block_lanczos`] with [`orthonormal`], and [`symeig`] (the small
+//!   dense eigenproblems Rayleigh–Ritz produces).
 
 pub mod block;
 pub mod block_lanczos;

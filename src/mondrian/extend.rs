@@ -22,7 +22,7 @@ use super::sample::{grow, Growth, Link};
 use super::split_rows::partition_with_boxes;
 use crate::rng::{exponential, weighted_index};
 
-/// Working memory of [`extend_tree_with`], reused across trees and calls so that a stream
+/// Working memory of [`extend_tree`], reused across trees and calls so that a stream
 /// of small updates does not allocate per tree.
 #[derive(Debug, Default)]
 pub struct ExtendScratch {

@@ -4,7 +4,8 @@
 //! ([`product`], [`operators`]); the GP's predictive variances ([`variance`]). Samplers
 //! ([`samplers`]): Mondrian trees, Random Forest trees
 //! cut at a random depth, Fast Cluster; or labels computed elsewhere (any program that
-//! partitions).
+//! partitions). The products' inner loops (scatter into cluster sums, gather back) are in
+//! `scatter_gather`.
 
 pub mod kernel;
 pub mod operators;

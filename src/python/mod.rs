@@ -1,5 +1,15 @@
 //! Python bindings: the only code that touches pyo3. One file per core module it exposes;
 //! they convert and delegate, the decisions are the core's.
+//!
+//! - The crossing: `run.rs` (GIL released, pools, Ctrl-C, callback exceptions, the `Handle`
+//!   lock), `error.rs` (core errors to Python exceptions), `pickle.rs`, `arrays.rs` (numpy in
+//!   and out), `tree_arrays.rs` (a tree's arena as a dict of arrays).
+//! - Forests: `forest.rs` (what every forest class has), `forest_regression.rs`
+//!   (`ForestRegressor`) and `forest_classification.rs` (`ForestClassifier`), each with the
+//!   fold of a forest split into parts (`fold_moments`, `fold_proba`).
+//! - `kernel.rs`, `kernel_grid.rs`, `density.rs`, `input_map.rs`, `partition.rs` (sampled
+//!   partitions), `partition_operators.rs` (the partition kernel's systems and variances) and
+//!   `linalg.rs` (the solvers, on the kernel held in Rust or on a Python callable).
 
 mod arrays;
 mod density;

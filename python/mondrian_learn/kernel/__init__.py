@@ -2,6 +2,14 @@
 features from Mondrian trees, ridge regression on them, and the kernel width chosen along the
 lifetime path; the Mondrian grid (a lifetime per dimension, Balog's report ch. 5) with its
 lifetimes searched. The peers it is compared with are in :mod:`mondrian_learn.kernel.baselines`.
+
+Modules: ``_base`` (what the kernel estimators share), ``_features``
+(``MondrianKernelFeatures``), ``_ridge`` (``MondrianKernelRidge``, batch or online),
+``_posterior`` (the ridges' Gaussian predictive), ``_evidence`` (the log marginal
+likelihood), ``_path_cv`` (``MondrianKernelRidgeCV``, the lifetime path) and ``_cv_rows`` (the
+rows its folds fit and score), ``_cells`` (occupied-cell features, shared with random
+binning), ``_grid`` (``MondrianGridFeatures``), ``_grid_cv`` (``MondrianGridRidgeCV``) and
+``_grid_search`` (its optimisers), ``baselines``.
 """
 
 from mondrian_learn.kernel import baselines

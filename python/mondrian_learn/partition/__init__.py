@@ -2,7 +2,14 @@
 kernels for big data from random partitions"): ``k(a, b)`` is the probability that a random
 partition puts ``a`` and ``b`` in the same cluster. Stored as ``m`` label vectors, the kernel
 is only ever applied through O(m N) products, so GP regression, kernel PCA and SVMs scale
-linearly in the number of points."""
+linearly in the number of points.
+
+Modules: ``_kernel`` (``RandomPartitionKernel``), ``_samplers`` (the partition samplers),
+``_base`` (``PartitionKernelEstimator``, sampling the kernel inside ``fit``), ``_operator``
+(the solvers' orchestration over a local or distributed kernel), ``_gp``
+(``PartitionGPRegressor``) with ``_marginal_likelihood`` (stochastic Lanczos quadrature)
+and ``_variance`` (its predictive variances), ``_kpca`` (``PartitionKernelPCA``), ``_svc``
+(``PartitionSVC``)."""
 
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._gp import PartitionGPRegressor

@@ -5,6 +5,9 @@
 //! hierarchically ([`smoothing`]) and integrates over where a test point may branch off its
 //! path ([`predictive`]). Cuts may be guided by the labels ([`crate::mondrian::guided`], the
 //! label-guided-splits poster) with information gain ([`entropy`]).
+//!
+//! Also here: [`sharpness`] (the trees' average sharpened), [`path`] (the lifetime path),
+//! `stored` (the stored form) and `tests`.
 
 pub mod counts;
 pub mod entropy;
@@ -33,7 +36,7 @@ use smoothing::node_means;
 
 /// A forest plus the classes and weights of its points and every node's class counts.
 ///
-/// Stored ([`stored`]) without the counts and the means, which follow from the rest.
+/// Stored (`stored.rs`) without the counts and the means, which follow from the rest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(from = "stored::StoredClassifier")]
 pub struct ForestClassifier {

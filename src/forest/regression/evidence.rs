@@ -14,7 +14,7 @@
 //! - the root: log p(y | tree) = L_root + log N(a_root; μ_H, A_root + φ_root).
 //!
 //! The evidence scores one tree, while the forest predicts with the mixture of its trees, whose
-//! spread across trees widens it: [`tree_loo_log_density`] gives each training point's
+//! spread across trees widens it: [`fold_tree_loo_density`] gives each training point's
 //! leave-one-out predictive density, whose mixture over trees scores the forest's predictive
 //! itself.
 

@@ -18,7 +18,7 @@ pub struct Component {
 /// time. Moments are taken about `reference` (the prior mean) so that the variance does not
 /// cancel when the mean is large against the spread. The within-component variances are
 /// summed apart from the spread of the means, so that the forest's predictive can scale the
-/// spread ([`spread_about_mean`]): its variance is E[var] + ρ² (E[(mean − m̄)²]).
+/// spread ([`spread_about_mean`]): its variance is E\[var\] + ρ² (E\[(mean − m̄)²\]).
 #[derive(Debug, Clone, Copy)]
 pub struct MomentsFold {
     reference: f64,

@@ -7,6 +7,10 @@
 //! Leaves keep Σy ([`leaf_stats`]); after an online step only the leaves whose points changed
 //! are summed again, and the posterior's likelihoods updated along the new points' paths
 //! ([`online`]); predictions then recompute the cavities they need along their own paths.
+//!
+//! Also here: [`evidence`] (each tree's marginal likelihood), [`quantiles`] (the mixture's
+//! quantiles), [`routes`] (rows routed once for criteria that score them many times),
+//! [`path`] (the lifetime path) and `stored` (the stored form).
 
 pub mod belief;
 pub mod evidence;
@@ -79,7 +83,7 @@ fn checked_stats(
 
 /// A forest plus the targets of its points and each leaf's prediction.
 ///
-/// Stored ([`stored`]) without what is recomputed exactly from the rest: the leaf statistics
+/// Stored (`stored.rs`) without what is recomputed exactly from the rest: the leaf statistics
 /// always, the posterior messages when they are exact (not after a "fast" online update).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(from = "stored::StoredRegressor")]

@@ -12,6 +12,7 @@
 //!   live in Python.
 //! - [`model`]: ridge on the grid features at fixed lifetimes, fitted from scratch, and its
 //!   predictions for new points with the gaps' unseen cuts integrated out.
+//! - `tests`: the search against fits from scratch, move by move.
 
 pub mod model;
 mod moves;

@@ -1,10 +1,10 @@
 //! The lifetime path (Balog et al., UAI 2016 §4; Balog's report §4.2, appendix D): sweep λ
 //! from 0 to Λ through every cut of every tree in birth-time order. At λ = 0 each tree is one
 //! cell (Φ is N × M with every entry 1/√M); each cut replaces one feature column by its two
-//! children ([`sweep`]). The ridge solution follows in O(C²) per cut ([`solver`]), and at
-//! each checkpoint ([`evaluate`]) the path records training and validation error
-//! ([`held_out`]) and the log marginal likelihood (`ridge.rs`) at a cost of one back
-//! substitution plus O((N + N_val) M).
+//! children ([`sweep`]; the active columns, in the solver's order, in [`columns`]). The ridge
+//! solution follows in O(C²) per cut ([`solver`]), and at each checkpoint ([`evaluate`]) the
+//! path records training and validation error ([`held_out`]) and the log marginal likelihood
+//! (`ridge.rs`) at a cost of one back substitution plus O((N + N_val) M).
 //!
 //! A checkpoint after the k-th cut describes the model on [τ_k, τ_{k+1}); it is evaluated at
 //! λ = τ_k (or at the requested λ), which is what the validation points' stay probabilities use.

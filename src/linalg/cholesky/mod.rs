@@ -1,5 +1,6 @@
 //! The one Cholesky factor `A = L Lᵀ` of the crate: factored in place (here), and grown,
-//! shrunk and updated by rank one in O(n²) ([`update`]).
+//! shrunk and updated by rank one in O(n²) ([`update`]); the tests, with the helpers that
+//! `update`'s tests share, are in `tests` here.
 //!
 //! `L` is lower triangular, stored row after row (row `i` holds `L[i][0..=i]`), so appending
 //! a row — the triangular solve of Balog's report, appendix D — writes at the end, and every

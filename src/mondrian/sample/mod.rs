@@ -4,7 +4,7 @@
 //! At a block with parent time t: if it pauses (too few points, all identical, or a reason of
 //! the split policy) it is a leaf; else E ~ Exp(linear dimension); if t + E > λ it is a leaf;
 //! else the policy chooses the cut (the pure Mondrian: dimension ∝ extent, location uniform)
-//! and the block's index range is partitioned in place.
+//! and the block's index range is partitioned in place. Its unit tests are in `tests.rs`.
 
 use super::arena::{MondrianTree, Node, NONE};
 use super::params::TreeParams;

@@ -1,7 +1,8 @@
 //! Distributions over partitions (Davies & Ghahramani 2014, §4): each sampler draws `m`
 //! partitions of the training points and keeps the rule that places new points in them.
 //! Every rule places one point in one partition ([`AssignRule::place`]); one loop applies it
-//! to every point and partition.
+//! to every point and partition. The samplers: [`mondrian`] (Mondrian trees),
+//! [`random_forest`] (Random Forest trees cut at a random depth), [`fast_cluster`].
 
 pub mod fast_cluster;
 pub mod mondrian;

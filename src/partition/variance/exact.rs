@@ -29,16 +29,16 @@ fn block_width(dim: usize) -> usize {
 /// spaces ([`ExactPath`]), densely when that space is small:
 ///
 /// - Clusters (`C ≤ N`): `σ² + s (1 − ‖φ*‖²) + σ² φ*ᵀ (M + ρI)⁻¹ φ*` (module notes): with at
-///   most [`DENSE_CLUSTERS`] clusters by the Cholesky factor of `M + ρI`, else by CG on
+///   most `DENSE_CLUSTERS` clusters by the Cholesky factor of `M + ρI`, else by CG on
 ///   `M + ρI` with Jacobi to the relative residual `tol`, one solve per point.
 /// - Training points (`C > N`): `s + σ² − bᵀ S⁻¹ b` with `S = s D K̂ D + σ² I`, `b = D k*`:
-///   with at most [`DENSE_POINTS`] points by the Cholesky factor of `S`, else by
+///   with at most `DENSE_POINTS` points by the Cholesky factor of `S`, else by
 ///   [`solve_system`] with `preconditioner`, one solve per point. CG's `bᵀ x_k` falls short
 ///   of `bᵀ S⁻¹ b` by `r_kᵀ S⁻¹ r_k ≤ ‖r_k‖²/σ²` (`S ⪰ σ² I`), so it runs until
 ///   `‖r_k‖ ≤ √tol σ²`: the variance, at least σ², is then within a relative `tol` (from
 ///   above) although it is the difference of two numbers of order s.
 ///
-/// CG solves run in blocks of [`block_width`] points, as many in parallel as `pool` has
+/// CG solves run in blocks of `block_width` points, as many in parallel as `pool` has
 /// threads.
 #[allow(clippy::too_many_arguments)]
 pub fn exact_variance(

@@ -12,10 +12,11 @@ use rayon::ThreadPool;
 const SHIFT: f64 = 1e-13;
 
 /// The two LOVE factors of [`lanczos_factors`] (`clusters × rank`, row-major): a gather
-/// ([`PartitionKernel::gather_sums`], the mean over the partitions of a point's clusters' rows)
-/// gives each new point a row whose squared norm is, for `upper`, the Galerkin approximation
-/// of `k*ᵀ A⁻¹ k*` (so `s + σ² − ‖row‖²` bounds the variance from above), for `lower`, that of
-/// `φ*ᵀ (M + ρI)⁻¹ φ*` (so `σ² + s (1 − ‖φ*‖²) + s ρ ‖row‖²` bounds it from below).
+/// ([`crate::partition::kernel::PartitionKernel::gather_sums`], the mean over the partitions
+/// of a point's clusters' rows) gives each new point a row whose squared norm is, for `upper`,
+/// the Galerkin approximation of `k*ᵀ A⁻¹ k*` (so `s + σ² − ‖row‖²` bounds the variance from
+/// above), for `lower`, that of `φ*ᵀ (M + ρI)⁻¹ φ*` (so `σ² + s (1 − ‖φ*‖²) + s ρ ‖row‖²`
+/// bounds it from below).
 #[derive(Debug, Clone)]
 pub struct LanczosFactors {
     pub clusters: usize,

@@ -34,6 +34,9 @@
 //!   Both gaps shrink monotonically as the space grows (nested spaces) and close when it
 //!   holds every `φ*`. The projected systems are factored by Cholesky (the upper bound's
 //!   shifted by `1e-13` of its largest diagonal, which keeps it an upper bound).
+//!
+//! Files: `exact.rs` (the exact route), `dense.rs` (small systems factored densely),
+//! `features.rs` (the new points' `φ*`), `lanczos.rs` (the LOVE factors), `tests.rs`.
 
 mod dense;
 mod exact;
