@@ -51,10 +51,11 @@ autosummary_generate = True
 autosummary_imported_members = True
 # Members inherited from scikit-learn's mixins (score, set_output, metadata routing) are
 # scikit-learn's to document; their docstrings point into scikit-learn's own site.
-# The river adapters' members inherited from river's Base (clone, mutate) are river's likewise.
+# The river adapters' members inherited from river's Base (clone, mutate) are river's likewise,
+# and a Sequence's count and index are collections.abc's.
 SKLEARN_MIXINS = (
     "BaseEstimator, _MetadataRequester, _SetOutputMixin, RegressorMixin, ClassifierMixin, "
-    "TransformerMixin, DensityMixin, Base"
+    "TransformerMixin, DensityMixin, Base, Sequence"
 )
 ROUTING = "set_fit_request, set_partial_fit_request, set_predict_request, set_score_request"
 autodoc_default_options = {
@@ -63,6 +64,9 @@ autodoc_default_options = {
     "exclude-members": ROUTING,
 }
 autodoc_typehints = "none"
+# "fit()", not "MondrianForestRegressor.fit()", in a page's table of contents: the long form
+# runs out of the narrow right-hand sidebar.
+toc_object_entries_show_parents = "hide"
 numpydoc_show_class_members = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks: set[str] = set()
@@ -96,3 +100,5 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]

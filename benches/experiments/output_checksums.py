@@ -67,19 +67,21 @@ def prior(model: Any) -> list[tuple[str, float]]:
 
 
 def raw(cls: Any) -> Any:
-    """``cls`` taking features in raw units: issue 16 made mapping them to the unit box the
-    default of the kernel and partition estimators (``scale_features``); the checksums
-    recorded before compare with ``scale_features=False`` (and the ridges' former default
-    penalty, 1e-4)."""
+    """``cls`` taking features in raw units and its arguments by position or name: issue 16
+    made mapping them to the unit box the default of the kernel and partition estimators
+    (``scale_features``); the checksums recorded before compare with ``scale_features=False``
+    (and the ridges' former default penalty, 1e-4)."""
     parameters = inspect.signature(cls).parameters
-    if "scale_features" not in parameters:
-        return cls
-    pinned: dict[str, Any] = {"scale_features": False}
-    if "alpha" in parameters:
-        pinned["alpha"] = 1e-4
+    pinned: dict[str, Any] = {}
+    if "scale_features" in parameters:
+        pinned["scale_features"] = False
+        if "alpha" in parameters:
+            pinned["alpha"] = 1e-4
 
     def make(*args: Any, **kwargs: Any) -> Any:
-        return cls(*args, **{**pinned, **kwargs})
+        # Positional arguments by name: the signatures became keyword-only after the first.
+        named = dict(zip(parameters, args))
+        return cls(**{**named, **pinned, **kwargs})
 
     return make
 

@@ -185,3 +185,22 @@ def validation_splits(
         (np.flatnonzero(np.isin(group, t)), np.flatnonzero(np.isin(group, v)))
         for t, v in unit_splits
     ]
+
+
+def kept_row_splits(
+    cv: Any, X: Any, y: np.ndarray, keep: Any, *, classifier: bool = False
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The splits of a splitter or iterable ``cv``, which index the rows of ``X`` as given,
+    among the rows ``keep`` keeps (a mask; a slice keeps all): the others (rows of zero
+    ``sample_weight``) left out, and the kept ones renumbered as after the others are dropped.
+    """
+    splits = validation_splits(cv, X, y, 0.0, None, classifier=classifier)
+    if isinstance(keep, slice):
+        return splits
+    position = np.cumsum(keep) - 1
+    splits = [(position[t[keep[t]]], position[v[keep[v]]]) for t, v in splits]
+    if any(t.size == 0 or v.size == 0 for t, v in splits):
+        raise ValueError(
+            "cv gave a split with no training or no validation rows of positive sample_weight"
+        )
+    return splits

@@ -37,7 +37,7 @@ _RESERVED_FOREST_PARAMS = ("random_state", "scale_features", "verbose")
 
 @dataclass
 class OptimizationResult:
-    """What :func:`optimize` found (its fields, as constructor parameters and attributes).
+    """What :func:`.optimize` found (its fields, as constructor parameters and attributes).
 
     Parameters
     ----------

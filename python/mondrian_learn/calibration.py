@@ -63,7 +63,7 @@ def coverage_errors(model: Any, X: Any, y: Any, levels: Any = LEVELS) -> np.ndar
 
 
 def gaussian_coverage_errors(mean: Any, std: Any, y: Any, levels: Any = LEVELS) -> np.ndarray:
-    """:func:`coverage_errors` of Gaussian predictions ``N(mean, std²)`` (e.g. a random forest
+    """:func:`.coverage_errors` of Gaussian predictions ``N(mean, std²)`` (e.g. a random forest
     with the spread across its trees, as the paper evaluates them).
 
     Parameters

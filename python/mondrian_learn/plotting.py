@@ -244,12 +244,12 @@ class CalibrationDisplay:
     def from_estimator(
         cls, estimator: Any, X: Any, y: Any, levels: Any = LEVELS, ax: Any = None
     ) -> CalibrationDisplay:
-        """Coverage of ``estimator``'s intervals on ``(X, y)`` (:func:`coverage_errors`).
+        """Coverage of ``estimator``'s intervals on ``(X, y)`` (:func:`.coverage_errors`).
 
         Parameters
         ----------
         estimator : fitted regressor with ``predict_interval``
-            E.g. :class:`MondrianForestRegressor`.
+            E.g. :class:`~mondrian_learn.MondrianForestRegressor`.
         X : array-like of shape (n_samples, n_features)
             Test points.
         y : array-like of shape (n_samples,)
@@ -310,8 +310,8 @@ class LifetimePathDisplay:
     def from_estimator(
         cls, estimator: Any, score: str = "mse", ax: Any = None
     ) -> LifetimePathDisplay:
-        """Draw the ``path_`` of a fitted CV estimator (:class:`MondrianKernelRidgeCV`,
-        :class:`MondrianForestRegressorCV`, :class:`MondrianForestClassifierCV`).
+        """Draw the ``path_`` of a fitted CV estimator (:class:`.MondrianKernelRidgeCV`,
+        :class:`.MondrianForestRegressorCV`, :class:`.MondrianForestClassifierCV`).
 
         Parameters
         ----------
@@ -362,13 +362,13 @@ class LifetimePathDisplay:
 
 
 class LifetimeSearchDisplay:
-    """The Mondrian grid's lifetime search (:class:`MondrianGridRidgeCV`): each feature's λ_d
+    """The Mondrian grid's lifetime search (:class:`.MondrianGridRidgeCV`): each feature's λ_d
     against the step, the criterion on a second axis, the chosen step marked.
 
     Parameters
     ----------
     path : dict of arrays
-        ``path_`` of a fitted :class:`MondrianGridRidgeCV`.
+        ``path_`` of a fitted :class:`.MondrianGridRidgeCV`.
     chosen : int or None
         The chosen step (``best_index_``), if any.
     feature_names : list of str or None
@@ -391,7 +391,7 @@ class LifetimeSearchDisplay:
     def from_estimator(
         cls, estimator: Any, ax: Any = None, feature_names: list[str] | None = None
     ) -> LifetimeSearchDisplay:
-        """Draw the search of a fitted :class:`MondrianGridRidgeCV`.
+        """Draw the search of a fitted :class:`.MondrianGridRidgeCV`.
 
         Parameters
         ----------

@@ -108,7 +108,7 @@ class DistributedPartitionEstimator(EstimatorBase):
         rng = check_random_state(self.random_state)
         # The kernel's seed as the in-memory estimators draw it: with subsample=None both
         # sample the same partitions.
-        seed = int(rng.randint(0, 2**32 - 1, dtype=np.int64))
+        seed = draw_seed(rng, 2**32 - 1)
         if self.subsample is None or int(self.subsample) >= n:
             rows, targets = X.compute(), None if y is None else y.compute()
         else:

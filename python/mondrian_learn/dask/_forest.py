@@ -312,8 +312,8 @@ class DaskMondrianForest(BaseEstimator):
     def predict_proba(self, X: Any) -> Any:
         """Classifiers: class probabilities, the average over trees of each tree's
         branch-off mixture (NIPS 2014, §4) raised to the power ``prior_["sharpness"]`` and
-        normalised, as :class:`MondrianForestClassifier` predicts; columns in the order of
-        ``classes_``.
+        normalised, as :class:`~mondrian_learn.MondrianForestClassifier` predicts; columns in the
+        order of ``classes_``.
 
         Parameters
         ----------

@@ -57,7 +57,7 @@ def _gp_block(
 
 
 class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator, LanczosVarianceMixin):
-    """:class:`mondrian_learn.partition.PartitionGPRegressor` on rows spread over a Dask
+    """:class:`mondrian_learn.PartitionGPRegressor` on rows spread over a Dask
     cluster: the same model (covariance ``s k̂(a, b) + σ² 1[a = b]``, variances by marginal
     likelihood when None), solved in the clusters' space.
 
@@ -77,7 +77,7 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator, Lanczo
     sampler, n_partitions, subsample, scale_features, random_state, n_jobs, verbose
         See :class:`DistributedPartitionEstimator`.
     noise_variance, signal_variance, tol, max_iter, n_probes, lanczos_steps
-        As for :class:`mondrian_learn.partition.PartitionGPRegressor` (``tol`` bounds the
+        As for :class:`mondrian_learn.PartitionGPRegressor` (``tol`` bounds the
         training points' residual, as there: the clusters' system is solved until it does).
     variance : {"exact", "lanczos"}, default="exact"
         Route of ``predict(return_std=True)``, as in the in-memory estimator. Here the exact
@@ -231,7 +231,7 @@ def _train_scores(
 
 
 class PartitionKernelPCA(TransformerMixin, DistributedPartitionEstimator):
-    """:class:`mondrian_learn.partition.PartitionKernelPCA` on rows spread over a Dask
+    """:class:`mondrian_learn.PartitionKernelPCA` on rows spread over a Dask
     cluster: the top eigenpairs of the centred kernel ``H K̂ H`` from restarted block Lanczos
     on ``ΦᵀHΦ = M − g gᵀ/(N m)`` (``Φ = G/√m``, ``g = Gᵀ1`` the clusters' sizes), which has
     the same non-zero eigenvalues; its unit eigenvectors ``v_j`` (``components_``) give every
@@ -247,7 +247,7 @@ class PartitionKernelPCA(TransformerMixin, DistributedPartitionEstimator):
     sampler, n_partitions, subsample, scale_features, random_state, n_jobs, verbose
         See :class:`DistributedPartitionEstimator`.
     block_size, krylov_depth, tol, max_restarts
-        As for :class:`mondrian_learn.partition.PartitionKernelPCA`.
+        As for :class:`mondrian_learn.PartitionKernelPCA`.
 
     Attributes
     ----------

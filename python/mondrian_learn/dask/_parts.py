@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils import check_random_state
 
+from mondrian_learn._validation import draw_seed
 from mondrian_learn.forest import MondrianForestClassifier, MondrianForestRegressor
 from mondrian_learn.forest._hyperparameters import SCORED_TREES
 
@@ -65,7 +65,7 @@ def core_seed(random_state: Any) -> int:
     forest with that ``random_state``), anything else drawn once into an int."""
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         return int(random_state)
-    return int(check_random_state(random_state).randint(0, 2**32 - 1, dtype=np.int64))
+    return draw_seed(random_state, 2**32 - 1)
 
 
 class _Part:

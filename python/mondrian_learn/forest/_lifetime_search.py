@@ -13,7 +13,13 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import restore_on_failure, store_parameters
-from mondrian_learn._lifetime_path import CV, LIFETIMES, VALIDATION_FRACTION, validation_splits
+from mondrian_learn._lifetime_path import (
+    CV,
+    LIFETIMES,
+    VALIDATION_FRACTION,
+    kept_row_splits,
+    validation_splits,
+)
 from mondrian_learn._targets import check_numeric_target, check_sample_weight
 from mondrian_learn._validation import Options, Param
 from mondrian_learn.forest._base import MondrianForestBase
@@ -98,17 +104,7 @@ class LifetimeSearchMixin(MondrianForestBase):
         the rows are dropped)."""
         if self.cv is None or isinstance(self.cv, numbers.Integral):
             return None
-        classifier = not self._is_regression()
-        given = validation_splits(self.cv, X, y, 0.0, None, classifier=classifier)
-        if isinstance(keep, slice):
-            return given
-        position = np.cumsum(keep) - 1
-        splits = [(position[t[keep[t]]], position[v[keep[v]]]) for t, v in given]
-        if any(t.size == 0 or v.size == 0 for t, v in splits):
-            raise ValueError(
-                "cv gave a split with no training or no validation rows of positive sample_weight"
-            )
-        return splits
+        return kept_row_splits(self.cv, X, y, keep, classifier=not self._is_regression())
 
     def _score_splits(
         self,

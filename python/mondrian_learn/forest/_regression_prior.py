@@ -169,6 +169,6 @@ class RegressionPrior:
 
     @property
     def log_marginal_likelihood_value_(self) -> float:
-        """:meth:`log_marginal_likelihood` over every tree, scikit-learn's
+        """The :meth:`log_marginal_likelihood` over every tree, scikit-learn's
         ``GaussianProcessRegressor`` spelling (current after ``partial_fit``)."""
         return self.log_marginal_likelihood()

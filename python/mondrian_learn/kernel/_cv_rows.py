@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mondrian_learn._lifetime_path import validation_splits
+from mondrian_learn._lifetime_path import kept_row_splits, validation_splits
 from mondrian_learn._targets import check_sample_weight, check_weighted_target_scale
 
 Splits = list[tuple[np.ndarray, np.ndarray]]
@@ -44,16 +44,7 @@ def weighted_splits(
     indices are renumbered among the kept rows. None or an int draws the split here, over
     the distinct rows when weighted (a row of integer weight splits as its copies would)."""
     if cv is not None and not isinstance(cv, numbers.Integral):
-        if isinstance(keep, slice):  # every row kept: the split of X itself
-            return validation_splits(cv, X, y, fraction, None)
-        splits = validation_splits(cv, *given, fraction, None)
-        renumber = np.cumsum(keep) - 1
-        splits = [(renumber[t[keep[t]]], renumber[v[keep[v]]]) for t, v in splits]
-        if any(t.size == 0 or v.size == 0 for t, v in splits):
-            raise ValueError(
-                "cv gave a split with no training or no validation rows of positive sample_weight"
-            )
-        return splits
+        return kept_row_splits(cv, *given, keep)
     return validation_splits(cv, X, y, fraction, random_state, distinct=weights is not None)
 
 

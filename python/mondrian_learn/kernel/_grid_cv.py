@@ -52,7 +52,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
     ch. 5).
 
     M grids cut every feature d by an independent 1-D Poisson process of rate λ_d
-    (:class:`MondrianGridFeatures`); the indicator features of their occupied cells, scaled
+    (:class:`.MondrianGridFeatures`); the indicator features of their occupied cells, scaled
     1/√M, estimate the ARD Laplace kernel ``exp(−Σ_d λ_d |x_d − x'_d|)``, and ridge regression on
     them is its kernel ridge. The lifetimes are searched from λ = 0 (one cell per grid): per
     feature and grid, every gap between neighbouring distinct coordinates (of the training and

@@ -129,8 +129,8 @@ class RandomBinningFeatures(CellIndicatorFeatures):
     Each of M grids has, per dimension, a pitch δ_d ~ Gamma(2, scale 1/λ) and a shift
     u_d ~ Uniform[0, δ_d]; a point's bin is (⌈(x_d − u_d)/δ_d⌉)_d. Two points share a bin with
     probability exp(−λ‖x − x'‖₁), so the indicator features of the occupied bins, scaled by
-    1/√M, estimate the kernel (the cells are numbered as in
-    :class:`~mondrian_learn.kernel._cells.CellIndicatorFeatures`).
+    1/√M, estimate the kernel (the occupied cells are numbered as in
+    :class:`.MondrianGridFeatures`).
 
     Parameters
     ----------
@@ -231,7 +231,7 @@ class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
         λ ≥ 0, the inverse kernel width, in the units of the scaled features; one per
         feature for the ARD kernel.
     alpha : float, default=1.0
-        Ridge penalty δ² > 0 (as in :class:`MondrianKernelRidge`).
+        Ridge penalty δ² > 0 (as in :class:`.MondrianKernelRidge`).
     scale_features : bool, default=True
         Map each feature to [0, 1] by its training range first; False keeps the raw units
         (user guide: Conventions, "Inputs are scaled to the unit box").

@@ -18,13 +18,13 @@ from mondrian_learn.partition._samplers import SAMPLING
 
 
 class PartitionKernelEstimator(EstimatorBase):
-    """Base of the estimators that sample a :class:`RandomPartitionKernel` on the training
+    """Base of the estimators that sample a :class:`.RandomPartitionKernel` on the training
     points (``kernel_``) and work with it through products (Davies & Ghahramani 2014, §5).
 
     Parameters
     ----------
     sampler, n_partitions, scale_features, n_jobs
-        As for :class:`RandomPartitionKernel` (the kernel scales the features: lifetimes
+        As for :class:`.RandomPartitionKernel` (the kernel scales the features: lifetimes
         are in the units of the unit box unless ``scale_features=False``).
     random_state : int, RandomState or None
         Seeds the kernel, then whatever the estimator draws itself.

@@ -59,9 +59,9 @@ class PartitionGPRegressor(
       preconditioned conjugate gradients, preconditioner ``(1/m) Σ_ρ (s K_ρ + σ² I)⁻¹``
       (eq. 9; each inverse in closed form per cluster, eq. 10).
     - Predictive variance of a new target: ``s + σ² − s² k*ᵀ (s K̂ + σ² I)⁻¹ k*`` with
-      ``k* = K̂(X, x*)`` (``k̂(x*, x*) = 1``), by one of two routes (``variance``; see
-      :mod:`mondrian_learn.partition._variance`). ``"exact"`` (default): one solve per point,
-      in the core, in the clusters' space (Woodbury: ``σ² + s (1 − ‖φ*‖²) +
+      ``k* = K̂(X, x*)`` (``k̂(x*, x*) = 1``), by one of two routes (``variance``).
+      ``"exact"`` (default): one solve per point, in the core, in the clusters' space
+      (Woodbury: ``σ² + s (1 − ‖φ*‖²) +
       σ² φ*ᵀ (ΦᵀΦ + (σ²/s) I)⁻¹ φ*``, no cancellation) when there are at most as many
       clusters as points, else in the training points' space; by a dense Cholesky factor
       when that space is small (≤ 2,048 clusters, ≤ 8,192 points), else by CG, points in
@@ -73,9 +73,8 @@ class PartitionGPRegressor(
       :meth:`predict_std_bounds` gives a certified bracket of the exact value.
     - ``σ²`` and ``s`` (when None) maximise the log marginal likelihood: exact up to 1,000
       training points (one dense eigendecomposition of ``K̂``), above that estimated by
-      stochastic Lanczos quadrature (see :mod:`mondrian_learn.partition._marginal_likelihood`:
-      one Lanczos run on
-      ``K̂`` from ``y`` and ``n_probes`` Rademacher probes serves every ``(s, σ²)``).
+      stochastic Lanczos quadrature (one Lanczos run on ``K̂`` from ``y`` and ``n_probes``
+      Rademacher probes serves every ``(s, σ²)``).
       ``log_marginal_likelihood_value_`` then uses the CG solution for the data-fit term and
       the Hutchinson estimate for ``log det``; ``log_marginal_likelihood_std_`` is half the
       probes' standard error of ``log det`` (the estimator's only random part; 0 when exact).
@@ -98,6 +97,7 @@ class PartitionGPRegressor(
         fixed, σ²/s must be at least 1e-12 (below, the kernel matrix plus σ²/s I is singular
         to float64 precision).
     preconditioner : {"partition", "jacobi", "none"}, default="partition"
+        Preconditioner of the conjugate gradients, as in :meth:`.RandomPartitionKernel.solve`.
     tol : float, default=1e-3
         CG stops when ``‖r‖ ≤ tol ‖b‖`` (the fit); the exact route's variances are within a
         relative ``tol`` of their exact values.

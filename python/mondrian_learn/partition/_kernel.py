@@ -72,11 +72,11 @@ class RandomPartitionKernel(UnitBoxMixin):
     ----------
     sampler : {"mondrian", "random_forest", "fast_cluster"}, sampler object or callable, \
 default="mondrian"
-        The distribution over partitions: :class:`MondrianPartitions`,
-        :class:`RandomForestPartitions`, :class:`FastClusterPartitions`,
-        :class:`CallablePartitions`, or a bare callable ``f(X, y, rng) -> rule``.
+        The distribution over partitions: :class:`.MondrianPartitions`,
+        :class:`.RandomForestPartitions`, :class:`.FastClusterPartitions`,
+        :class:`.CallablePartitions`, or a bare callable ``f(X, y, rng) -> rule``.
     n_partitions : int, default=100
-        m.
+        Number m of random partitions.
     scale_features : bool, default=True
         Map each feature to [0, 1] by its training range first; False keeps the raw units
         (user guide: Conventions, "Inputs are scaled to the unit box").

@@ -23,8 +23,8 @@ class PartitionKernelPCA(
 
     The top ``n_components`` eigenpairs ``(λ_j, u_j)`` of the centred kernel
     ``K̃ = H K̂ H`` (``H = I − 11ᵀ/N``; centring applied matrix-free, never forming ``K̂``) come
-    from restarted block Lanczos with full reorthogonalisation
-    (:mod:`mondrian_learn`'s ``linalg::block_lanczos``): each cycle builds a block Krylov
+    from restarted block Lanczos with full reorthogonalisation (in the compiled core): each
+    cycle builds a block Krylov
     basis of ``krylov_depth`` blocks of ``block_size`` vectors, every block product reading the
     partition labels once for the whole block. Training scores are ``u_j √λ_j``; a new point
     ``x`` gets ``Σ_i k̃(x, x_i) u_ij / √λ_j`` with ``k̃`` the kernel centred in feature space

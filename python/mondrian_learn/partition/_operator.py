@@ -273,7 +273,7 @@ class LanczosVarianceMixin:
         ``"lanczos"`` route's decomposition (``variance_rank``): the upper bound is what
         ``predict(X, return_std=True)`` returns with ``variance="lanczos"``; the gap between
         the two bounds every error of that route (Galerkin approximations on one Krylov
-        space; see :mod:`mondrian_learn.partition._variance`).
+        space).
 
         Parameters
         ----------
