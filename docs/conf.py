@@ -51,11 +51,12 @@ autosummary_generate = True
 autosummary_imported_members = True
 # Members inherited from scikit-learn's mixins (score, set_output, metadata routing) are
 # scikit-learn's to document; their docstrings point into scikit-learn's own site.
-# The river adapters' members inherited from river's Base (clone, mutate) are river's likewise,
-# and a Sequence's count and index are collections.abc's.
+# The river adapters' members inherited from river's Base (clone, mutate) and mini-batch
+# mixins (predict_many) are river's likewise, and a Sequence's count and index are
+# collections.abc's.
 SKLEARN_MIXINS = (
     "BaseEstimator, _MetadataRequester, _SetOutputMixin, RegressorMixin, ClassifierMixin, "
-    "TransformerMixin, DensityMixin, Base, Sequence"
+    "TransformerMixin, DensityMixin, Base, MiniBatchClassifier, MiniBatchRegressor, Sequence"
 )
 ROUTING = "set_fit_request, set_partial_fit_request, set_predict_request, set_score_request"
 autodoc_default_options = {
@@ -84,6 +85,8 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "default_thumb_file": None,
     "show_memory": False,
+    # A cell ending in a matplotlib call would print its return value ("<Colorbar object>").
+    "ignore_repr_types": r"matplotlib[\w.]*",
 }
 
 # Pictures drawn by ``{plot}`` blocks inside the guide (the partition figure).
@@ -100,5 +103,7 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_show_sourcelink = False
+# Single pages with no section below them: no empty "Section Navigation" column.
+html_sidebars = {"benchmarks": [], "development": [], "changelog": []}
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]

@@ -2,7 +2,8 @@
 Online learning curve against river
 ===================================
 
-:mod:`mondrian_learn.river` wraps the Mondrian forest for river's one-row-at-a-time API.
+:class:`mondrian_learn.river.MondrianForestRegressor` wraps the Mondrian forest for river's
+one-row-at-a-time API.
 Each row extends the trees by the conditional Mondrian process, so the forest after n rows
 is distributed as one fitted on those n rows in a batch. Here progressive validation
 (predict each row, then learn it) on river's synthetic Friedman stream, against river's

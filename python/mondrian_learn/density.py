@@ -49,7 +49,7 @@ SEARCH_NODES = 1e7
 
 
 class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
-    """Density estimation by Mondrian trees with a Pólya-tree prior (Balog's report, App. C).
+    """Density estimation by Mondrian trees with a Pólya-tree prior (Balog's report, appendix C).
 
     Each of the M trees is a Mondrian process with lifetime λ on a bounding box — the
     training range widened by ``box_margin`` of its width on each side — instantiated in full,

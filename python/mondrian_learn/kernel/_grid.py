@@ -24,7 +24,7 @@ from mondrian_learn.kernel._cells import CellIndicatorFeatures
 
 
 class MondrianGridFeatures(CellIndicatorFeatures):
-    """Mondrian grid features of the ARD Laplace kernel (Balog's report, ch. 5).
+    """Mondrian grid features of the ARD Laplace kernel (Balog's report, chapter 5).
 
     Each of M grids cuts every dimension d by its own 1-D Mondrian (Poisson) process of rate
     λ_d — independent dimensions, a lifetime each, where a Mondrian tree would nest its cuts —

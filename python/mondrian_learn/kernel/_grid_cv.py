@@ -49,7 +49,7 @@ from mondrian_learn.kernel._posterior import check_return, refit_predictive
 
 class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
     """Mondrian grid ridge regression with a lifetime per feature, searched (Balog's report,
-    ch. 5).
+    chapter 5).
 
     M grids cut every feature d by an independent 1-D Poisson process of rate λ_d
     (:class:`.MondrianGridFeatures`); the indicator features of their occupied cells, scaled

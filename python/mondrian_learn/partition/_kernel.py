@@ -55,7 +55,7 @@ def as_block(V: Any, n: int, name: str = "V") -> tuple[np.ndarray, bool]:
 
 class RandomPartitionKernel(UnitBoxMixin):
     """``k̂(a, b)``: the fraction of ``m`` random partitions that put ``a`` and ``b`` in the
-    same cluster (Davies & Ghahramani 2014, eq. 4–5), never formed as a matrix.
+    same cluster (Davies & Ghahramani 2014, equations 4–5), never formed as a matrix.
 
     ``fit`` draws the partitions of the training points and stores them as ``m`` label
     vectors (``u32``). A product ``K̂ V`` costs O(m N) per column of ``V``: per partition, sum
