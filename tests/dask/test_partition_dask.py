@@ -32,8 +32,8 @@ from mondrian_learn.partition import (  # noqa: E402
 )
 from mondrian_learn.partition import PartitionGPRegressor as InMemoryGP  # noqa: E402
 from mondrian_learn.partition import PartitionKernelPCA as InMemoryPCA  # noqa: E402
-from mondrian_learn.partition._gp import RHO_FLOOR  # noqa: E402
 from mondrian_learn.partition._marginal_likelihood import ClusterSpaceLikelihood  # noqa: E402
+from mondrian_learn.partition._operator import RHO_FLOOR  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from mondrian_learn.partition import (
     RandomPartitionKernel,
     _marginal_likelihood,
 )
-from mondrian_learn.partition._gp import RHO_FLOOR
 from mondrian_learn.partition._marginal_likelihood import MarginalLikelihood
+from mondrian_learn.partition._operator import RHO_FLOOR
 from mondrian_learn.partition._samplers import FRESH
 
 

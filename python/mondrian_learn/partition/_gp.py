@@ -34,7 +34,6 @@ from mondrian_learn._validation import (
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._kernel import PRECONDITIONER
 from mondrian_learn.partition._operator import (
-    RHO_FLOOR,
     LanczosVarianceMixin,
     LocalOperator,
     LocalSystem,
@@ -45,7 +44,7 @@ from mondrian_learn.partition._operator import (
 from mondrian_learn.partition._samplers import SAMPLING
 from mondrian_learn.partition._variance import VARIANCE
 
-__all__ = ["RHO_FLOOR", "PartitionGPRegressor"]
+__all__ = ["PartitionGPRegressor"]
 
 
 class PartitionGPRegressor(
