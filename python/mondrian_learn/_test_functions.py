@@ -4,7 +4,7 @@ domains. :mod:`mondrian_learn.bayesopt` re-exports them."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -31,12 +31,15 @@ _HARTMANN6_P = 1e-4 * np.array(
     ]
 )
 
-#: The sections every test function's docstring ends with, for points of ``{dimension}``
-#: coordinates (filled in by :func:`_document_points`).
-_SECTIONS = """
+
+def branin(X: Any) -> Any:
+    """The Branin–Hoo function, minimum 0.397887 (at three points) on :data:`BRANIN_DOMAIN`.
+
+    ``f(x) = (x₂ − 5.1x₁²/(4π²) + 5x₁/π − 6)² + 10(1 − 1/(8π))cos x₁ + 10``.
+
     Parameters
     ----------
-    X : array-like of shape ({dimension},) or (n_points, {dimension})
+    X : array-like of shape (2,) or (n_points, 2)
         Point(s) in the function's domain.
 
     Returns
@@ -45,28 +48,7 @@ _SECTIONS = """
         The function at each point.
 
     Examples
-    --------"""
-
-
-def _document_points(dimension: int) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
-    """Complete a test function's docstring: ``{SECTIONS}`` becomes its Parameters and
-    Returns for points of ``dimension`` coordinates."""
-
-    def decorate(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        sections = _SECTIONS.format(dimension=dimension)
-        function.__doc__ = (function.__doc__ or "").replace("\n    {SECTIONS}", sections)
-        return function
-
-    return decorate
-
-
-@_document_points(2)
-def branin(X: Any) -> Any:
-    """The Branin–Hoo function, minimum 0.397887 (at three points) on :data:`BRANIN_DOMAIN`.
-
-    ``f(x) = (x₂ − 5.1x₁²/(4π²) + 5x₁/π − 6)² + 10(1 − 1/(8π))cos x₁ + 10``.
-
-    {SECTIONS}
+    --------
     >>> import numpy as np
     >>> round(float(branin([np.pi, 2.275])), 6)
     0.397887
@@ -77,13 +59,23 @@ def branin(X: Any) -> Any:
     return quadratic**2 + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x1) + 10
 
 
-@_document_points(6)
 def hartmann6(X: Any) -> Any:
     """The 6-D Hartmann function, minimum −3.32237 on the unit cube :data:`HARTMANN6_DOMAIN`.
 
     ``f(x) = −Σᵢ αᵢ exp(−Σⱼ Aᵢⱼ (xⱼ − Pᵢⱼ)²)`` with the standard constants.
 
-    {SECTIONS}
+    Parameters
+    ----------
+    X : array-like of shape (6,) or (n_points, 6)
+        Point(s) in the function's domain.
+
+    Returns
+    -------
+    value : float or ndarray of shape (n_points,)
+        The function at each point.
+
+    Examples
+    --------
     >>> x = [0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573]
     >>> round(float(hartmann6(x)), 5)
     -3.32237
