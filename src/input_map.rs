@@ -2,7 +2,8 @@
 //! AISTATS 2016 paper scales features to [0, 1]^D; lifetimes, γ₂ and node boxes are then in
 //! those units. Later points may fall outside [0, 1]: the trees extend to them. Every
 //! estimator takes its lifetimes in these units by default (`scale_features`): the forests
-//! map inside the core, the kernel and partition estimators through [`InputMap::map`].
+//! map inside the core, the other estimators hand the map over with their points, which
+//! the core reads through it (`points::MappedPoints`, `points::CsrPoints::with_map`).
 
 use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
@@ -36,14 +37,9 @@ impl InputMap {
         })
     }
 
-    /// An error if the image of some row of `rows` is not finite (a point so far outside the
-    /// training range that it overflows float64 once scaled). The map is monotone in each
-    /// feature, so checking each feature's extremes suffices.
-    pub fn check<E: Coordinate>(&self, rows: &[E]) -> Result<()> {
-        self.check_ranges(&column_ranges(rows, self.offset.len()))
-    }
-
-    /// [`Self::check`] for points whose features span `ranges`.
+    /// An error if the image of a value in `ranges` (each feature's `(min, max)`) is not
+    /// finite (a point so far outside the training range that it overflows float64 once
+    /// scaled). The map is monotone in each feature, so the extremes suffice.
     pub fn check_ranges(&self, ranges: &[(f64, f64)]) -> Result<()> {
         for (k, &(lo, hi)) in ranges.iter().enumerate() {
             for v in [lo, hi].into_iter().filter(|v| v.is_finite()) {
@@ -71,21 +67,13 @@ impl InputMap {
         }
     }
 
-    /// Appends the images of `rows` (checked by [`Self::check`]) to `out`.
+    /// Appends the images of `rows` (checked by [`Self::check_ranges`]) to `out`.
     pub fn map_into<E: Coordinate>(&self, rows: &[E], out: &mut Vec<f64>) {
         let d = self.offset.len();
         for row in rows.chunks_exact(d) {
             let mapped = row.iter().zip(&self.offset).zip(&self.scale);
             out.extend(mapped.map(|((&v, o), s)| (v.into() - o) / s));
         }
-    }
-
-    /// The images of `rows` (row-major, finite), or an error if one overflows float64.
-    pub fn map(&self, rows: &[f64]) -> Result<Vec<f64>> {
-        self.check(rows)?;
-        let mut out = Vec::with_capacity(rows.len());
-        self.map_into(rows, &mut out);
-        Ok(out)
     }
 
     /// Checks a deserialised map for `d` features.
@@ -120,15 +108,4 @@ impl InputMap {
         }
         Some(ranges)
     }
-}
-
-/// Each feature's `(min, max)` over the rows of `rows` (row-major, `d` wide).
-fn column_ranges<E: Coordinate>(rows: &[E], d: usize) -> Vec<(f64, f64)> {
-    let mut ranges = vec![(f64::INFINITY, f64::NEG_INFINITY); d];
-    for row in rows.chunks_exact(d.max(1)) {
-        for ((lo, hi), &v) in ranges.iter_mut().zip(row) {
-            (*lo, *hi) = (lo.min(v.into()), hi.max(v.into()));
-        }
-    }
-    ranges
 }

@@ -11,6 +11,7 @@
 use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::input_map::InputMap;
+use crate::parallel::ROW_CHUNK;
 use ndarray::{s, ArrayView2};
 use std::ops::Range;
 
@@ -116,7 +117,7 @@ impl<E: Coordinate> Points for ArrayView2<'_, E> {
 
 /// Points read through a map to the unit box as they are read (an estimator's map, applied
 /// by the core rather than to a mapped copy, so a float32 matrix stays float32): the same
-/// float64 values, bit for bit, as the matrix mapped beforehand by [`InputMap::map`].
+/// float64 values, bit for bit, as the matrix mapped beforehand, `(x − offset) / scale`.
 #[derive(Debug, Clone)]
 pub struct MappedPoints<P> {
     inner: P,
@@ -125,7 +126,7 @@ pub struct MappedPoints<P> {
 
 impl<P: Points> MappedPoints<P> {
     /// `inner` read through `map`, refused when the map does not fit its features or sends
-    /// one of its values beyond float64 (the check [`InputMap::map`] makes).
+    /// one of its values beyond float64 ([`InputMap::check_ranges`]).
     pub fn new(inner: P, map: InputMap) -> Result<Self> {
         map.require_consistent(inner.n_features())?;
         if let Some(ranges) = inner.ranges() {
@@ -225,9 +226,13 @@ impl<'a> CsrPoints<'a> {
     /// The matrix read through `map` (an estimator's map to the unit box, which would make a
     /// sparse matrix dense if applied to it whole): every value v of feature k is read as
     /// `map.map_value(k, v)`, the implicit zeros included, exactly as a dense matrix mapped
-    /// beforehand.
+    /// beforehand. Refused, as by [`MappedPoints::new`], when the map does not fit the
+    /// features or sends a value beyond float64.
     pub fn with_map(mut self, map: InputMap) -> Result<Self> {
         map.require_consistent(self.n_features)?;
+        if let Some(ranges) = self.ranges() {
+            map.check_ranges(&ranges)?;
+        }
         self.map = Some(map);
         Ok(self)
     }
@@ -302,6 +307,19 @@ impl Points for CsrPoints<'_> {
             }
         }
         buffer
+    }
+}
+
+/// Calls `visit(first_row, block)` on the rows of `x` in order, `ROW_CHUNK` rows at a time
+/// as float64 ([`Points::block`]), for the readers that take the rows one after another:
+/// no converted copy of the whole matrix is made.
+pub fn for_each_block<P: Points + ?Sized>(x: &P, mut visit: impl FnMut(usize, &[f64])) {
+    let (n, mut buffer) = (x.n_rows(), Vec::new());
+    for first in (0..n).step_by(ROW_CHUNK) {
+        visit(
+            first,
+            x.block(first..(first + ROW_CHUNK).min(n), None, &mut buffer),
+        );
     }
 }
 

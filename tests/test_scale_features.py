@@ -10,12 +10,14 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn.base import clone, is_classifier
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
 import mondrian_learn
 from mondrian_learn import (
+    MondrianDensityEstimator,
     MondrianForestClassifier,
     MondrianForestRegressor,
     MondrianGridRidgeCV,
@@ -27,12 +29,14 @@ from mondrian_learn import (
     PartitionSVC,
     RandomPartitionKernel,
 )
+from mondrian_learn._points import as_core_points
 from mondrian_learn.kernel.baselines import (
     LaplaceFourierFeatures,
     LaplaceKernelRidge,
     RandomBinningFeatures,
 )
 from mondrian_learn.partition import (
+    CallablePartitions,
     FastClusterPartitions,
     MondrianPartitions,
     RandomForestPartitions,
@@ -167,3 +171,97 @@ def test_default_regressors_on_raw_diabetes(model: Any) -> None:
     X, y = load_diabetes(return_X_y=True, scaled=False)
     scores = cross_val_score(model, X, y, cv=KFold(5, shuffle=True, random_state=0))
     assert scores.mean() > 0.35  # measured 0.45, 0.47, 0.43
+
+
+def _tiny_range_fit(make: Callable[[], Any]) -> Any:
+    """``make()`` fitted on points whose features span about 1e-10 (scales of 1e-10)."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(60, 3)) * 1e-10
+    y = X[:, 0] * 1e10
+    model = make()
+    if "random_state" in model.get_params():
+        model.set_params(random_state=0)
+    if isinstance(model, MondrianDensityEstimator):
+        return model.fit(X)
+    return model.fit(X, (y > 0.5).astype(int) if is_classifier(model) else y)
+
+
+def _by_program(X: np.ndarray, y: object, rng: np.random.Generator) -> Any:
+    """A partition by a program: feature 0 above or below its middle."""
+    return lambda Z: (Z[:, 0] > 0.5).astype(int)
+
+
+#: Estimators that read new points through the map, and what a fitted one says about them.
+OVERFLOW_CASES = [
+    *CASES,
+    ("density", lambda: MondrianDensityEstimator(5, lifetime=3.0)),
+    (
+        "callable partition kernel",
+        lambda: RandomPartitionKernel(CallablePartitions(_by_program), n_partitions=3),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "make", [make for _, make in OVERFLOW_CASES], ids=[name for name, _ in OVERFLOW_CASES]
+)
+def test_a_point_whose_image_overflows_is_refused_by_name(make: Callable[[], Any]) -> None:
+    """1e308 on a feature of scale 1e-10 has no float64 image: every estimator refuses it
+    with the same message, whether the core reads it with the map or numpy maps it, and
+    given sparse to the estimators that take sparse X."""
+    model = _tiny_range_fit(make)
+    far = np.array([[1e308, 0.0, 0.0]])
+    queries: list[Any] = [far]
+    if model.__sklearn_tags__().input_tags.sparse:
+        queries.append(scipy.sparse.csr_matrix(far))
+    for Q in queries:
+        with pytest.raises(ValueError, match="feature 0 so far outside the training range"):
+            if isinstance(model, MondrianDensityEstimator):
+                model.score_samples(Q)
+            else:
+                _outputs(model, Q)
+
+
+def _core_answers(model: Any, points: Any) -> list[Any]:
+    """What the core of a fitted estimator says about ``points`` in its own layout."""
+    if isinstance(model, MondrianDensityEstimator):
+        path = model.model_.lifetime_path(points, [0.0, 1.0, 3.0], False, 1)
+        return [model.model_.log_density(points, 1), *path]
+    if isinstance(model, RandomPartitionKernel):
+        return list(model.model_.assign(points, 1))
+    return [model.model_.predict(points, 1), *model.model_.transform(points, 1)[:3]]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MondrianDensityEstimator(5, lifetime=3.0),
+        lambda: RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=8),
+        lambda: MondrianGridRidgeCV(5, max_iter=15),
+    ],
+    ids=["density", "partition kernel", "grid ridge"],
+)
+def test_the_core_reads_points_with_their_map_as_numpy_maps_them(
+    make: Callable[[], Any],
+) -> None:
+    """Handed over with the map — dense float64, float32 or sparse — points give the core's
+    answers on the same points mapped to one float64 array first, bit for bit."""
+    rng = np.random.default_rng(5)
+    scales = np.array([1e-3, 1.0, 250.0])
+    X = rng.uniform(size=(80, 3)) * scales + np.array([5.0, -2.0, 0.0])
+    model = make().set_params(random_state=0)
+    model.fit(X, X[:, 0]) if isinstance(model, MondrianGridRidgeCV) else model.fit(X)
+    Q = rng.uniform(-0.2, 1.2, size=(40, 3)) * scales + np.array([5.0, -2.0, 0.0])
+    Q[rng.uniform(size=Q.shape) < 0.4] = 0.0  # implicit zeros once sparse
+    narrow = Q.astype(np.float32)
+    cases = {
+        "float64": (Q, Q),
+        "float32": (narrow, narrow.astype(np.float64)),
+        "sparse": (scipy.sparse.csr_matrix(Q), Q),
+    }
+    box = model._unit_box()
+    for kind, (given, as_float64) in cases.items():
+        points = as_core_points(given, dtype=(np.float64, np.float32), unit_box=box)
+        expected = _core_answers(model, model._mapped_array(as_float64))
+        for got, want in zip(_core_answers(model, points), expected, strict=True):
+            np.testing.assert_array_equal(got, want, err_msg=kind)

@@ -20,7 +20,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._memory import check_memory
-from mondrian_learn._points import CorePoints, as_core_array, as_core_points, is_core_ready
+from mondrian_learn._points import (
+    CorePoints,
+    as_core_array,
+    as_core_points,
+    dense_points,
+    is_core_ready,
+)
 from mondrian_learn._targets import (
     check_numeric_target,
     check_sample_weight,
@@ -304,51 +310,72 @@ class UnitBoxMixin(EstimatorBase):
     ``scale_features`` is True (the map the forests apply inside the core, Lakshminarayanan
     et al., AISTATS 2016, §5), so that a lifetime means the same in every estimator. The map
     is fixed by ``fit``; later points (``partial_fit``, ``predict``) may fall outside [0, 1].
+    The core reads points through the map as it reads their rows (no mapped copy: a sparse
+    matrix stays sparse, a float32 one float32); numpy code takes :meth:`_mapped_array`.
     """
 
     scale_features: bool
     data_min_: np.ndarray
     data_scale_: np.ndarray
-    #: Whether the core reads this estimator's points through the map itself (its bindings
-    #: take any points: dense float64/float32 or sparse, with the map), so that no mapped
-    #: copy of a dense X is made; else dense points are mapped here.
-    _reads_mapped_points: ClassVar[bool] = False
 
-    def _fit_unit_box(self, X: Any) -> CorePoints:
-        """Fix the map on the training points ``X`` (checked) and return their images."""
+    def _fit_unit_box(self, X: Any, as_array: bool = False) -> Any:
+        """Fix the map on the training points ``X`` (checked) and return them as this
+        estimator reads points (:meth:`_core_input`), or with ``as_array`` their images as
+        one float64 array (:meth:`_mapped_array`)."""
         if self.scale_features:
             points = as_core_points(X, dtype=self._point_dtypes)
             self.data_min_, self.data_scale_ = _core.unit_box(points)
         else:
             self.data_min_, self.data_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
-        return self._to_unit_box(X)
+        return self._mapped_array(X) if as_array else self._core_input(X)
+
+    def _is_identity(self) -> bool:
+        return not self.data_min_.any() and bool((self.data_scale_ == 1.0).all())
 
     def _to_unit_box(self, X: Any) -> CorePoints:
-        """Images of checked points under the fitted map, in the core's layout; a sparse
-        matrix (and any matrix, for estimators whose core reads mapped points) is handed over
-        with the map, which the core applies as it reads the rows."""
-        identity = not self.data_min_.any() and (self.data_scale_ == 1.0).all()
-        if scipy.sparse.issparse(X) or self._reads_mapped_points:
-            box = None if identity else self._unit_box()
-            return as_core_points(X, dtype=self._point_dtypes, unit_box=box)
+        """Checked points in the core's layout, handed over with the fitted map (none when
+        it is the identity), which the core applies as it reads the rows."""
+        box = None if self._is_identity() else self._unit_box()
+        return as_core_points(X, dtype=self._point_dtypes, unit_box=box)
+
+    def _mapped_array(self, X: Any) -> np.ndarray:
+        """Images ``(X − data_min_) / data_scale_`` of checked points as one float64 array,
+        for numpy code (the core's arithmetic, so the same values bit for bit; the identity
+        map returns a float64 ``X`` itself); a sparse ``X`` is made dense a block of rows at
+        a time. A ``ValueError`` as the core's when an image overflows float64."""
+        if scipy.sparse.issparse(X):
+            return dense_points(X, self._mapped_array)
         X = as_core_array(X)
-        if identity:
+        if self._is_identity():
             return X
-        return _core.to_unit_box(X, *self._unit_box())
+        with np.errstate(over="ignore", invalid="ignore"):
+            images = (X - self.data_min_) / self.data_scale_
+        overflow = ~np.isfinite(images).all(axis=0)
+        if overflow.any():
+            raise ValueError(
+                f"X holds values of feature {int(np.argmax(overflow))} so far outside the "
+                "training range that they overflow float64 once scaled"
+            )
+        return images
 
     def _unit_box(self) -> tuple[np.ndarray, np.ndarray]:
         return self.data_min_, self.data_scale_
 
-    def _mapped_ranges(self, X: Any) -> np.ndarray:
-        """Each feature's range over the checked training points ``X`` after the map: the
-        image of its maximum minus that of its minimum (the map is increasing, so this is the
-        range of the mapped points bit for bit), with no mapped copy of a sparse ``X``."""
+    def _mapped_bounds(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Each feature's least and greatest value over the checked training points ``X``
+        after the map: the images of its minimum and maximum (the map is increasing, so
+        these are the bounds of the mapped points bit for bit), with no mapped copy of X."""
         if scipy.sparse.issparse(X):
             low, high = min_max_axis(scipy.sparse.csr_matrix(X), axis=0)
         else:
             low, high = np.min(X, axis=0), np.max(X, axis=0)
         offset, scale = self.data_min_, self.data_scale_
-        return (high - offset) / scale - (low - offset) / scale
+        return (low - offset) / scale, (high - offset) / scale
+
+    def _mapped_ranges(self, X: Any) -> np.ndarray:
+        """Each feature's range over the checked training points ``X`` after the map."""
+        low, high = self._mapped_bounds(X)
+        return high - low
 
     def _core_input(self, X: Any) -> CorePoints:
         """Checked points mapped as the training data was, in the core's layout."""

@@ -25,7 +25,6 @@ __all__ = [
     "predictive_variance",
     "sharpen",
     "solve",
-    "to_unit_box",
     "top_eigen",
     "unit_box",
     "variance_factors",
@@ -55,11 +54,11 @@ class Density:
         max_nodes: int,
         n_jobs: int,
     ) -> Self: ...
-    def add_points(self, x: np.ndarray, n_jobs: int, weights: np.ndarray | None = None) -> None: ...
-    def log_density(self, x: np.ndarray, n_jobs: int) -> np.ndarray: ...
+    def add_points(self, x: _Points, n_jobs: int, weights: np.ndarray | None = None) -> None: ...
+    def log_density(self, x: _Points, n_jobs: int) -> np.ndarray: ...
     def lifetime_path(
         self,
-        x: np.ndarray,
+        x: _Points,
         lifetimes: list[float],
         leave_one_out: bool,
         n_jobs: int,
@@ -224,9 +223,9 @@ class ForestClassifier(_Forest):
 class GridSearch:
     def __new__(
         cls,
-        x: np.ndarray,
+        x: _Points,
         y: np.ndarray,
-        x_val: np.ndarray,
+        x_val: _Points,
         y_val: np.ndarray,
         n_grids: int,
         seed: int,
@@ -262,9 +261,9 @@ class GridSearch:
 
 @final
 class GridRidge:
-    def predict(self, x: np.ndarray, n_jobs: int) -> np.ndarray: ...
+    def predict(self, x: _Points, n_jobs: int) -> np.ndarray: ...
     def transform(
-        self, x: np.ndarray, n_jobs: int
+        self, x: _Points, n_jobs: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
     @property
     def weights(self) -> np.ndarray: ...
@@ -307,7 +306,7 @@ class KernelFeatures:
     def path(
         self,
         y: np.ndarray,
-        x_val: np.ndarray | None,
+        x_val: _Points | None,
         y_val: np.ndarray | None,
         max_lifetime: float,
         alpha: float,
@@ -396,18 +395,18 @@ class ScaledMixtures:
 class PartitionKernel:
     @staticmethod
     def mondrian(
-        x: np.ndarray, n_partitions: int, lifetime: float, seed: int, n_jobs: int
+        x: _Points, n_partitions: int, lifetime: float, seed: int, n_jobs: int
     ) -> PartitionKernel: ...
     @staticmethod
     def random_forest(
-        x: np.ndarray,
+        x: _Points,
         trees: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
         seed: int,
         n_jobs: int,
     ) -> PartitionKernel: ...
     @staticmethod
     def fast_cluster(
-        x: np.ndarray, n_partitions: int, max_level: int, seed: int, n_jobs: int
+        x: _Points, n_partitions: int, max_level: int, seed: int, n_jobs: int
     ) -> PartitionKernel: ...
     @staticmethod
     def from_labels(labels: np.ndarray) -> PartitionKernel: ...
@@ -418,7 +417,7 @@ class PartitionKernel:
     def n_clusters(self) -> np.ndarray: ...
     def cluster_offsets(self) -> np.ndarray: ...
     def labels(self) -> np.ndarray: ...
-    def assign(self, x: np.ndarray, n_jobs: int) -> tuple[np.ndarray, np.ndarray | None]: ...
+    def assign(self, x: _Points, n_jobs: int) -> tuple[np.ndarray, np.ndarray | None]: ...
     def matmul(self, v: np.ndarray, n_jobs: int) -> np.ndarray: ...
     def cross_matmul(
         self, labels: np.ndarray, weights: np.ndarray | None, v: np.ndarray, n_jobs: int
@@ -450,7 +449,6 @@ class PartitionKernel:
 
 def sharpen(proba: np.ndarray, sharpness: float) -> np.ndarray: ...
 def unit_box(x: _Points) -> tuple[np.ndarray, np.ndarray]: ...
-def to_unit_box(x: np.ndarray, offset: np.ndarray, scale: np.ndarray) -> np.ndarray: ...
 def precondition(
     handle: PartitionKernel,
     v: np.ndarray,

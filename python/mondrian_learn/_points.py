@@ -1,6 +1,7 @@
 """The one place that turns user arrays into what the core takes: C-ordered aligned dense
-arrays, the parts of a canonical CSR matrix, and dense blocks of a sparse matrix's rows for
-the core functions without a sparse path."""
+arrays and the parts of a canonical CSR matrix (each optionally with the map to the unit box
+the core reads them through); and a sparse matrix made dense, a block of rows at a time, for
+the numpy code that reads points."""
 
 from __future__ import annotations
 
@@ -76,16 +77,14 @@ def as_core_points(
     )
 
 
-#: Bytes of one dense block of rows when a sparse matrix goes to a core function that reads
-#: dense rows only (a few MiB: the blocks' cost stays small next to any model's).
+#: Bytes of one dense block of rows when a sparse matrix is made dense (a few MiB: the blocks'
+#: cost stays small next to any model's).
 DENSE_BLOCK_BYTES = 8 * 2**20
 
 
 def dense_row_blocks(X: Any, max_bytes: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
     """The rows of a checked scipy sparse matrix ``X`` as C-ordered float64 arrays, a block of
-    at most ``max_bytes`` (one row at least) at a time, each with the slice of its rows: for the
-    core functions without a sparse path whose rows are independent (labels, densities), so
-    that ``X`` is never dense whole and the results are those of the same rows given dense.
+    at most ``max_bytes`` (one row at least) at a time, each with the slice of its rows.
 
     Parameters
     ----------
@@ -109,11 +108,24 @@ def dense_row_blocks(X: Any, max_bytes: int | None = None) -> Iterator[tuple[sli
         yield rows, as_core_array(X[rows].toarray())
 
 
+def check_dense_memory(X: Any) -> None:
+    """Refuse by name (``MemoryError``) a matrix ``X`` whose rows would not fit in the
+    machine's memory dense, as float64, before anything is allocated.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix of shape (n_samples, n_features)
+        Checked points.
+    """
+    n, d = X.shape
+    check_memory("X", f"{n} × {d}", 8.0 * n * d, "its rows dense, float64")
+
+
 def dense_points(X: Any, map_rows: Callable[[np.ndarray], Any] | None = None) -> np.ndarray:
     """A checked scipy sparse matrix ``X`` as one dense C-ordered float64 array, written a
-    block of rows at a time through ``map_rows`` (e.g. the map to the unit box), for the core
-    functions that read every row at once: no dense copy besides the result, which is refused
-    by name (``MemoryError``) beyond the machine's memory before it is allocated.
+    block of rows at a time through ``map_rows`` (e.g. the map to the unit box), for the numpy
+    code that reads every row: no dense copy besides the result, which is refused by name
+    (:func:`check_dense_memory`) before it is allocated.
 
     Parameters
     ----------
@@ -127,9 +139,8 @@ def dense_points(X: Any, map_rows: Callable[[np.ndarray], Any] | None = None) ->
     points : ndarray of shape (n_samples, n_features)
         The (mapped) values.
     """
-    n, d = X.shape
-    check_memory("X", f"{n} × {d}", 8.0 * n * d, "its rows dense, float64")
-    points = np.empty((n, d))
+    check_dense_memory(X)
+    points = np.empty(X.shape)
     for rows, block in dense_row_blocks(X):
         points[rows] = block if map_rows is None else map_rows(block)
     return points

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -19,7 +18,6 @@ from mondrian_learn._base import (
     store_parameters,
 )
 from mondrian_learn._memory import check_memory
-from mondrian_learn._points import as_core_array, dense_points, dense_row_blocks
 from mondrian_learn._targets import check_sample_weight
 from mondrian_learn._validation import (
     COUNT,
@@ -68,12 +66,9 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
     ``partial_fit`` only adds counts: online equals batch exactly (points must lie in the box
     fixed by the first fit).
 
-    X may be a scipy sparse matrix: the core reads dense rows only, so a sparse X is read a
-    block of rows at a time (counts and densities take each row by itself), except where every
-    row is read at once — ``lifetime="leave_one_out"`` and :meth:`lifetime_path`, whose means
-    sum the rows in order — which hold the rows dense (the memory of the same points given
-    dense; refused by name beyond the machine's). Results equal those on the same values
-    given dense.
+    X may be a scipy sparse matrix: the core reads its rows a block at a time, mapped to the
+    unit box as they are read, so X is never dense whole. Results equal those on the same
+    values given dense.
 
     Parameters
     ----------
@@ -167,9 +162,8 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
         X = X[keep]
-        images = self._fit_unit_box(X)
-        points = X if sp.issparse(X) else as_core_array(images)
-        low, high = self._mapped_bounds(points)
+        points = self._fit_unit_box(X)
+        low, high = self._mapped_bounds(X)
         width = np.where(high > low, high - low, 1.0)
         lower, upper = low - self.box_margin * width, high + self.box_margin * width
         if not np.all(np.isfinite(upper - lower)):
@@ -214,7 +208,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
                 max_nodes,
                 self._threads(),
             )
-            self._add_points(model, points, weights)
+            model.add_points(points, self._threads(), weights)
             return model
 
         model = forest(lifetime)
@@ -223,7 +217,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
             # so the refit at the chosen λ is the pruned forest itself.
             grid = np.linspace(0.0, lifetime, PATH_CHECKPOINTS + 1)
             scores, _ = model.lifetime_path(
-                self._all_rows(points), [float(v) for v in grid], True, self._threads(), weights
+                points, [float(v) for v in grid], True, self._threads(), weights
             )
             self.path_ = {"lifetimes": grid, "leave_one_out": np.asarray(scores)}
             lifetime = float(grid[int(np.argmax(scores))])
@@ -248,41 +242,8 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
             self, X, dtype=np.float64, accept_sparse=self._sparse_formats(), reset=False
         )
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        X = X[keep]
-        self._add_points(self.model_, self._points(X), weights)
+        self.model_.add_points(self._to_unit_box(X[keep]), self._threads(), weights)
         return self
-
-    # ``points`` below: the images of checked dense points under the map to the unit box, or
-    # a checked sparse matrix, mapped a block of rows at a time as it is read (the core reads
-    # dense rows only).
-
-    def _points(self, X: Any) -> Any:
-        """Checked points ``X`` as ``points``."""
-        return X if sp.issparse(X) else self._to_unit_box(X)
-
-    def _mapped_bounds(self, points: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Each feature's least and greatest mapped value."""
-        if not sp.issparse(points):
-            return points.min(axis=0), points.max(axis=0)
-        low, high = np.full(points.shape[1], np.inf), np.full(points.shape[1], -np.inf)
-        for _, block in dense_row_blocks(points):
-            mapped: Any = self._to_unit_box(block)
-            low, high = np.minimum(low, mapped.min(axis=0)), np.maximum(high, mapped.max(axis=0))
-        return low, high
-
-    def _add_points(self, model: Any, points: Any, weights: np.ndarray | None) -> None:
-        """Add the rows to ``model``'s counts: a tree adds rows one by one in order, so the
-        blocks of a sparse matrix give the counts of the whole."""
-        if not sp.issparse(points):
-            model.add_points(points, self._threads(), weights)
-            return
-        for rows, block in dense_row_blocks(points):
-            part = None if weights is None else as_core_array(weights[rows])
-            model.add_points(self._to_unit_box(block), self._threads(), part)
-
-    def _all_rows(self, points: Any) -> np.ndarray:
-        """The mapped rows in one dense array, for the core calls that read every row."""
-        return dense_points(points, self._to_unit_box) if sp.issparse(points) else points
 
     @document("X", returns="log_density : ndarray of shape (n_samples,)")
     def score_samples(self, X: Any) -> np.ndarray:
@@ -290,14 +251,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         the bounding box ``box_``)."""
         check_is_fitted(self)
         X = self._check_input(X)
-        if sp.issparse(X):
-            log_density = np.empty(X.shape[0])
-            for rows, block in dense_row_blocks(X):  # each row's density is its own
-                log_density[rows] = self.model_.log_density(
-                    self._to_unit_box(block), self._threads()
-                )
-        else:
-            log_density = self.model_.log_density(self._to_unit_box(X), self._threads())
+        log_density = self.model_.log_density(self._to_unit_box(X), self._threads())
         return log_density - float(np.sum(np.log(self.data_scale_)))
 
     @document("X", "y ignored", returns="log_likelihood : float")
@@ -378,9 +332,8 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
                     f"lifetimes must lie in [0, lifetime_ = {self.lifetime_:.6g}], got {grid!r}"
                 )
             grid = np.sort(grid)
-        X = X[keep]
         means, outside = self.model_.lifetime_path(
-            self._all_rows(self._points(X)),
+            self._to_unit_box(X[keep]),
             [float(v) for v in grid],
             bool(leave_one_out),
             self._threads(),

@@ -19,6 +19,7 @@ mod tree;
 
 use crate::error::{Error, Result};
 use crate::parallel::Interrupt;
+use crate::points::{check_width, finite_ranges, for_each_block, Points};
 use crate::rng::{next_u64, tree_rng, uniform};
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -163,52 +164,50 @@ impl DensityForest {
         self.lower.len()
     }
 
-    /// Errors unless `x` (row-major) has rows of this forest's width, finite and inside its
-    /// box, and `weights` (if any) one positive finite value per row.
-    fn check_training(&self, x: &[f64], weights: Option<&[f64]>) -> Result<()> {
-        let n = self.check_rows(x)?;
-        if !x
-            .chunks_exact(self.n_features())
-            .all(|row| self.contains(row))
-        {
+    /// Errors unless `x` has rows of this forest's width, finite and inside its box, and
+    /// `weights` (if any) one positive finite value per row. The box holds every row when it
+    /// holds each feature's extremes.
+    fn check_training<P: Points>(&self, x: &P, weights: Option<&[f64]>) -> Result<()> {
+        let ranges = self.check_rows(x)?;
+        let inside = (ranges.iter().zip(self.lower.iter().zip(&self.upper)))
+            .all(|(&(lo, hi), (l, u))| lo > hi || (*l <= lo && hi <= *u));
+        if !inside {
             return Err(Error::InvalidInput(
                 "X holds a point outside the density's bounding box (fixed by the first \
                  fit): refit, or widen box_margin"
                     .into(),
             ));
         }
-        check_row_weights(n, weights)
+        check_row_weights(x.n_rows(), weights)
     }
 
-    /// Adds the training points `x` (row-major, inside the box) with optional weights to
-    /// every tree's counts; checked first, so an error changes nothing.
-    pub fn add_points(
+    /// Adds the training points `x` (inside the box) with optional weights to every tree's
+    /// counts, a block of rows at a time (each tree adds the rows one by one in order, as
+    /// from the whole matrix); checked first, so an error changes nothing.
+    pub fn add_points<P: Points>(
         &mut self,
-        x: &[f64],
+        x: &P,
         weights: Option<&[f64]>,
         pool: &ThreadPool,
     ) -> Result<()> {
         self.check_training(x, weights)?;
         let d = self.n_features();
-        pool.install(|| {
-            self.trees.par_iter_mut().for_each(|tree| {
-                for (i, row) in x.chunks_exact(d).enumerate() {
-                    tree.add(row, weights.map_or(1.0, |w| w[i]));
-                }
+        for_each_block(x, |first, block| {
+            pool.install(|| {
+                self.trees.par_iter_mut().for_each(|tree| {
+                    for (i, row) in block.chunks_exact(d).enumerate() {
+                        tree.add(row, weights.map_or(1.0, |w| w[first + i]));
+                    }
+                })
             })
         });
         Ok(())
     }
 
-    /// Errors unless `x` (row-major) holds finite rows of this forest's width; their number.
-    fn check_rows(&self, x: &[f64]) -> Result<usize> {
-        let d = self.n_features();
-        if !x.len().is_multiple_of(d) || x.iter().any(|v| !v.is_finite()) {
-            return Err(Error::InvalidInput(format!(
-                "X must have {d} features and finite values"
-            )));
-        }
-        Ok(x.len() / d)
+    /// Errors unless `x` holds finite rows of this forest's width; each feature's range.
+    fn check_rows<P: Points>(&self, x: &P) -> Result<Vec<(f64, f64)>> {
+        check_width(x, self.n_features(), "density")?;
+        finite_ranges(x)
     }
 
     /// Whether `x` lies in the forest's box.
@@ -279,9 +278,9 @@ impl DensityForest {
         Ok(out)
     }
 
-    /// log of the forest's posterior mean density at every row of `x` (row-major, finite):
-    /// the log of the mean over trees; −∞ outside the box.
-    pub fn log_density(&self, x: &[f64], pool: &ThreadPool) -> Result<Vec<f64>> {
+    /// log of the forest's posterior mean density at every row of `x` (finite): the log of
+    /// the mean over trees; −∞ outside the box.
+    pub fn log_density<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Vec<f64>> {
         self.check_rows(x)?;
         Ok(self.row_paths(x, |_| 0.0, &[self.lifetime], pool))
     }

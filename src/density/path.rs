@@ -3,7 +3,8 @@
 
 use super::{check_row_weights, DensityForest, DensityTree, NONE};
 use crate::error::{Error, Result};
-use crate::parallel::for_each_row_block;
+use crate::parallel::for_each_point_block;
+use crate::points::Points;
 use rayon::ThreadPool;
 
 impl DensityForest {
@@ -15,9 +16,9 @@ impl DensityForest {
     /// a step function of λ with a step at each cut time on its path: the whole path costs one
     /// walk per row and tree. With `leave_one_out`, `x` must be the training rows with their
     /// weights: each row's own weight is taken out of the counts on its path.
-    pub fn lifetime_path(
+    pub fn lifetime_path<P: Points>(
         &self,
-        x: &[f64],
+        x: &P,
         weights: Option<&[f64]>,
         lifetimes: &[f64],
         leave_one_out: bool,
@@ -31,15 +32,23 @@ impl DensityForest {
                 self.lifetime
             )));
         }
-        check_row_weights(self.check_rows(x)?, weights)?;
+        self.check_rows(x)?;
+        check_row_weights(x.n_rows(), weights)?;
         let weight = |i: usize| weights.map_or(1.0, |w| w[i]);
         let own = |i: usize| if leave_one_out { weight(i) } else { 0.0 };
         let values = self.row_paths(x, own, lifetimes, pool);
+        let d = self.n_features();
+        let mut inside = vec![false; x.n_rows()];
+        for_each_point_block(pool, &mut inside, 1, x, None, |_, out, rows| {
+            for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
+                *o = self.contains(row);
+            }
+        });
         // Summed in row order: the same numbers for any number of threads.
-        let (k, d) = (lifetimes.len(), self.n_features());
+        let k = lifetimes.len();
         let (mut sums, mut total, mut outside) = (vec![0.0; k], 0.0, 0.0);
         for (i, row) in values.chunks_exact(k).enumerate() {
-            if !self.contains(&x[i * d..(i + 1) * d]) {
+            if !inside[i] {
                 outside += weight(i);
                 continue;
             }
@@ -58,17 +67,17 @@ impl DensityForest {
     /// Per row of `x` (checked) and each of `lifetimes` (ascending, ≤ Λ): the log of the
     /// forest's posterior mean density pruned there, with `own(i)` of row i's weight taken out
     /// of the counts on its paths; −∞ outside the box (n × K, row-major).
-    pub(super) fn row_paths(
+    pub(super) fn row_paths<P: Points>(
         &self,
-        x: &[f64],
+        x: &P,
         own: impl Fn(usize) -> f64 + Sync,
         lifetimes: &[f64],
         pool: &ThreadPool,
     ) -> Vec<f64> {
         let (d, k) = (self.n_features(), lifetimes.len());
         let m = self.trees.len().max(1) as f64;
-        let mut values = vec![0.0; x.len() / d * k];
-        for_each_row_block(pool, &mut values, k, x, d, |first, out, rows| {
+        let mut values = vec![0.0; x.n_rows() * k];
+        for_each_point_block(pool, &mut values, k, x, None, |first, out, rows| {
             let mut per_tree = vec![0.0; self.trees.len() * k];
             let rows = out.chunks_exact_mut(k).zip(rows.chunks_exact(d));
             for (i, (out, row)) in rows.enumerate() {

@@ -1,5 +1,11 @@
 use super::*;
 use crate::parallel::pool;
+use ndarray::ArrayView2;
+
+/// Row-major values as a matrix of two-feature points.
+fn rows(values: &[f64]) -> ArrayView2<'_, f64> {
+    ArrayView2::from_shape((values.len() / 2, 2), values).expect("two features")
+}
 
 fn forest(lifetime: f64, points: &[f64]) -> DensityForest {
     let p = pool(2).expect("pool");
@@ -14,7 +20,7 @@ fn forest(lifetime: f64, points: &[f64]) -> DensityForest {
         &Interrupt::default(),
     )
     .expect("sampled");
-    f.add_points(points, None, &p).expect("inside");
+    f.add_points(&rows(points), None, &p).expect("inside");
     f
 }
 
@@ -38,10 +44,10 @@ fn masses_sum_to_one_and_the_density_is_mass_over_volume() {
     };
     let (masses, volumes) = one.leaf_masses(0).expect("tree");
     let densities: Vec<f64> = masses.iter().zip(&volumes).map(|(m, v)| m / v).collect();
-    let got = one.log_density(&probe, &p).expect("finite")[0].exp();
+    let got = one.log_density(&rows(&probe), &p).expect("finite")[0].exp();
     assert!(densities.iter().any(|d| (d - got).abs() < 1e-12 * got));
     assert_eq!(
-        f.log_density(&[1.5, 0.5], &p).expect("finite")[0],
+        f.log_density(&rows(&[1.5, 0.5]), &p).expect("finite")[0],
         f64::NEG_INFINITY
     );
     assert!(f.is_consistent());
@@ -64,8 +70,11 @@ fn the_strongest_prior_gives_the_uniform_density() {
     )
     .expect("sampled");
     let points: Vec<f64> = (0..50).flat_map(|i| [i as f64 / 50.0, 0.1]).collect();
-    f.add_points(&points, None, &p).expect("inside");
-    for value in f.log_density(&[0.3, 0.2, 0.9, 1.9], &p).expect("finite") {
+    f.add_points(&rows(&points), None, &p).expect("inside");
+    for value in f
+        .log_density(&rows(&[0.3, 0.2, 0.9, 1.9]), &p)
+        .expect("finite")
+    {
         assert!((value + 2f64.ln()).abs() < 1e-9, "{value}");
     }
 }
@@ -89,6 +98,6 @@ fn budget_and_bad_input_are_errors() {
     assert!(bad.is_err());
     let mut f = forest(1.0, &[0.5, 0.5]);
     let before = f.trees[0].counts.clone();
-    assert!(f.add_points(&[0.5, 3.0], None, &p).is_err());
+    assert!(f.add_points(&rows(&[0.5, 3.0]), None, &p).is_err());
     assert_eq!(f.trees[0].counts, before);
 }

@@ -15,6 +15,7 @@ mod scatter_gather;
 pub mod variance;
 
 use crate::error::Result;
+use crate::points::Points;
 use kernel::{Assignment, PartitionKernel};
 use rayon::ThreadPool;
 use samplers::PartitionRule;
@@ -38,8 +39,8 @@ impl PartitionModel {
         })
     }
 
-    /// Labels (and weights) of the rows of `x` (row-major) in every partition.
-    pub fn assign(&self, x: &[f64], pool: &ThreadPool) -> Result<Assignment> {
+    /// Labels (and weights) of the rows of `x` in every partition.
+    pub fn assign<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Assignment> {
         self.rule.assign(x, pool)
     }
 

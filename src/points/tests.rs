@@ -53,6 +53,15 @@ fn sparse_reads_as_dense() {
         .is_err());
 }
 
+/// `(x − offset) / scale` value by value: the matrix mapped beforehand (what an estimator's
+/// numpy consumers compute).
+fn mapped_beforehand(map: &InputMap, values: &[f64]) -> Vec<f64> {
+    let d = map.offset.len();
+    (values.iter().enumerate())
+        .map(|(i, v)| (v - map.offset[i % d]) / map.scale[i % d])
+        .collect()
+}
+
 #[test]
 fn mapped_points_read_as_the_matrix_mapped_beforehand() {
     let (dense, indptr, indices, data) = example();
@@ -60,7 +69,7 @@ fn mapped_points_read_as_the_matrix_mapped_beforehand() {
         offset: vec![-1.0, 1.5, -1.0],
         scale: vec![2.0, 3.5, 5.0],
     };
-    let before = map.map(dense.as_slice().expect("C order")).expect("finite");
+    let before = mapped_beforehand(&map, dense.as_slice().expect("C order"));
     let narrow = dense.mapv(|v| v as f32);
     let csr = CsrPoints::new(3, &indptr, &indices, &data).expect("valid");
     let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -76,7 +85,7 @@ fn mapped_points_read_as_the_matrix_mapped_beforehand() {
         assert_eq!(ranges[k], (map.map_value(k, lo), map.map_value(k, hi)));
     }
     // A second map on top reads as both applied in turn.
-    let twice = map.map(&before).expect("finite");
+    let twice = mapped_beforehand(&map, &before);
     assert_eq!(mapped.block(0..4, Some(&map), &mut a), twice.as_slice());
     // A map that does not fit the features, or that overflows a value, is refused.
     let short = InputMap {
@@ -88,7 +97,8 @@ fn mapped_points_read_as_the_matrix_mapped_beforehand() {
         offset: vec![0.0; 3],
         scale: vec![1e-308; 3],
     };
-    assert!(MappedPoints::new(dense.view(), tiny).is_err());
+    assert!(MappedPoints::new(dense.view(), tiny.clone()).is_err());
+    assert!(csr.with_map(tiny).is_err());
 }
 
 #[test]

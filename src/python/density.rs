@@ -1,11 +1,11 @@
 //! Python face of `density`: a Mondrian density forest on a bounded box.
 
-use super::arrays::{c_order, flat, to_array2, VectorPair};
+use super::arrays::{to_array2, AnyPoints, VectorPair};
 use super::pickle::pickled;
 use super::run::{Handle, Length};
 use crate::density::{Cut, DensityForest};
 use crate::error::Error;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -48,19 +48,19 @@ impl Density {
         Ok(Self { inner })
     }
 
-    /// Adds training points (inside the box) with optional weights to every tree's counts.
+    /// Adds training points (inside the box; any points: dense, sparse, with their map) with optional weights to every tree's counts.
     #[pyo3(signature = (x, n_jobs, weights=None))]
     fn add_points(
         &self,
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         n_jobs: usize,
         weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<()> {
-        let x = c_order(&x);
+        let x = x.view()?;
         let w = weights.as_ref().map(|w| w.as_array().to_vec());
         self.inner.write(py, n_jobs, Length::Short, |m, call| {
-            m.add_points(flat(&x), w.as_deref(), call.pool)
+            m.add_points(&x, w.as_deref(), call.pool)
         })
     }
 
@@ -68,12 +68,12 @@ impl Density {
     fn log_density<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = c_order(&x);
+        let x = x.view()?;
         let out = self.inner.read(py, n_jobs, Length::Short, |m, call| {
-            m.log_density(flat(&x), call.pool)
+            m.log_density(&x, call.pool)
         })?;
         Ok(out.into_pyarray(py))
     }
@@ -85,16 +85,16 @@ impl Density {
     fn lifetime_path<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         lifetimes: Vec<f64>,
         leave_one_out: bool,
         n_jobs: usize,
         weights: Option<PyReadonlyArray1<'py, f64>>,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, f64)> {
-        let x = c_order(&x);
+        let x = x.view()?;
         let w = weights.as_ref().map(|w| w.as_array().to_vec());
         let (means, outside) = self.inner.read(py, n_jobs, Length::Long, |m, call| {
-            m.lifetime_path(flat(&x), w.as_deref(), &lifetimes, leave_one_out, call.pool)
+            m.lifetime_path(&x, w.as_deref(), &lifetimes, leave_one_out, call.pool)
         })?;
         Ok((means.into_pyarray(py), outside))
     }

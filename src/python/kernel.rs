@@ -85,7 +85,7 @@ impl KernelFeatures {
         &self,
         py: Python<'py>,
         y: PyReadonlyArray1<'py, f64>,
-        x_val: Option<PyReadonlyArray2<'py, f64>>,
+        x_val: Option<AnyPoints<'py>>,
         y_val: Option<PyReadonlyArray1<'py, f64>>,
         max_lifetime: f64,
         alpha: f64,
@@ -111,14 +111,12 @@ impl KernelFeatures {
             record_weights,
         };
         let y = y.as_array();
-        let (x_val, y_val) = (
-            x_val.as_ref().map(|x| x.as_array()),
-            y_val.as_ref().map(|y| y.as_array()),
-        );
+        let x_val = x_val.as_ref().map(AnyPoints::view).transpose()?;
+        let y_val = y_val.as_ref().map(|y| y.as_array());
         let weights = weights.as_ref().map(|w| w.as_array());
         let val_weights = val_weights.as_ref().map(|w| w.as_array());
         let validation = match (&x_val, &y_val) {
-            (Some(x), Some(y)) => Some((x, y, val_weights.as_ref())),
+            (Some(x), Some(y)) => Some((x as &dyn Points, y, val_weights.as_ref())),
             (None, None) if val_weights.is_none() => None,
             _ => {
                 return Err(to_py_err(Error::InvalidInput(

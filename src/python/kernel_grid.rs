@@ -1,7 +1,7 @@
 //! Python face of `kernel::grid`: the Mondrian grid's lifetime search (state and moves; the
 //! optimisers are Python's) and the ridge on the grid features it refits.
 
-use super::arrays::{c_order, csr_parts, flat, to_array2, CsrParts};
+use super::arrays::{csr_parts, to_array2, AnyPoints, CsrParts};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -10,7 +10,7 @@ use crate::kernel::grid::model::{active_cuts, cells, check_lifetimes};
 use crate::kernel::grid::{GridPoint, GridRidge as CoreRidge, GridSearch as CoreSearch};
 use crate::kernel::path::{PathOptions, SolverChoice};
 use crate::sparse::Csr;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -30,9 +30,9 @@ impl GridSearch {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         y: PyReadonlyArray1<'_, f64>,
-        x_val: PyReadonlyArray2<'_, f64>,
+        x_val: AnyPoints<'_>,
         y_val: PyReadonlyArray1<'_, f64>,
         n_grids: usize,
         seed: u64,
@@ -53,27 +53,18 @@ impl GridSearch {
             gradient_max_iter,
             record_weights: false,
         };
-        let (x, x_val) = (c_order(&x), c_order(&x_val));
-        if x_val.ncols() != x.ncols() {
-            return Err(to_py_err(Error::InvalidInput(format!(
-                "X_val has {} features, X has {}",
-                x_val.ncols(),
-                x.ncols()
-            ))));
-        }
+        let (x, x_val) = (x.view()?, x_val.view()?);
         let (y, y_val) = (y.as_array().to_vec(), y_val.as_array().to_vec());
-        let d = x.ncols();
         let weights = weights.map(|w| w.as_array().to_vec());
         let val_weights = val_weights.map(|w| w.as_array().to_vec());
         let inner = Handle::build(py, n_jobs, Length::Long, |_| {
             CoreSearch::new(
-                flat(&x),
+                &x,
                 &y,
                 weights.as_deref(),
-                flat(&x_val),
+                &x_val,
                 &y_val,
                 val_weights.as_deref(),
-                d,
                 n_grids,
                 seed,
                 options,
@@ -258,13 +249,12 @@ impl GridRidge {
     fn predict<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = c_order(&x);
-        let d = x.ncols();
+        let x = x.view()?;
         let out = self.inner.read(py, n_jobs, Length::Short, |m, call| {
-            m.predict(flat(&x), d, call.pool)
+            m.predict(&x, call.pool)
         })?;
         Ok(out.into_pyarray(py))
     }
@@ -273,14 +263,13 @@ impl GridRidge {
     fn transform<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<CsrParts<'py>> {
-        let x = c_order(&x);
-        let d = x.ncols();
+        let x = x.view()?;
         let csr = self
             .inner
-            .read(py, n_jobs, Length::Short, |m, _| m.transform(flat(&x), d))?;
+            .read(py, n_jobs, Length::Short, |m, _| m.transform(&x))?;
         Ok(csr_parts(py, csr))
     }
 

@@ -43,7 +43,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<forest_regression::ScaledMixtures>()?;
     m.add_function(wrap_pyfunction!(forest_classification::sharpen, m)?)?;
     m.add_function(wrap_pyfunction!(input_map::unit_box, m)?)?;
-    m.add_function(wrap_pyfunction!(input_map::to_unit_box, m)?)?;
     m.add_function(wrap_pyfunction!(partition_operators::precondition, m)?)?;
     m.add_function(wrap_pyfunction!(partition_operators::solve, m)?)?;
     m.add_function(wrap_pyfunction!(partition_operators::lanczos, m)?)?;

@@ -1,7 +1,7 @@
 //! Python face of `partition`: sampled partitions (labels and the rule for new points) and
 //! their products.
 
-use super::arrays::{c_order, flat, to_array2};
+use super::arrays::{c_order, flat, to_array2, AnyPoints, PointsView};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -10,6 +10,7 @@ use crate::partition::kernel::Assignment;
 use crate::partition::samplers::random_forest::DecisionTree;
 use crate::partition::samplers::{fast_cluster, mondrian, random_forest, PartitionRule, Sampling};
 use crate::partition::PartitionModel;
+use crate::points::Points;
 use numpy::ndarray::Array1;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -33,18 +34,20 @@ pub(super) fn assignment(
 }
 
 impl PartitionKernel {
-    /// Samples `n_partitions` partitions of the rows of `x` by `sample` and holds them.
+    /// Samples `n_partitions` partitions of the rows of `x` by `sample` and holds them (the
+    /// samplers read every row at once: read here, in one piece, a dense float64 matrix
+    /// borrowed as it is).
     fn sampled(
         py: Python<'_>,
-        x: &PyReadonlyArray2<'_, f64>,
+        x: &PointsView<'_>,
         (n_partitions, seed, n_jobs): (usize, u64, usize),
         sample: impl FnOnce(&Sampling<'_>) -> Result<PartitionModel> + Send,
     ) -> PyResult<Self> {
-        let rows = c_order(x);
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
+            let mut buffer = Vec::new();
             sample(&Sampling {
-                x: flat(&rows),
-                n_features: rows.ncols(),
+                x: x.block(0..x.n_rows(), None, &mut buffer),
+                n_features: x.n_features(),
                 n_partitions,
                 seed,
                 pool: call.pool,
@@ -61,13 +64,13 @@ impl PartitionKernel {
     #[staticmethod]
     fn mondrian(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         n_partitions: usize,
         lifetime: f64,
         seed: u64,
         n_jobs: usize,
     ) -> PyResult<Self> {
-        Self::sampled(py, &x, (n_partitions, seed, n_jobs), |on| {
+        Self::sampled(py, &x.view()?, (n_partitions, seed, n_jobs), |on| {
             mondrian::sample(on, lifetime)
         })
     }
@@ -78,7 +81,7 @@ impl PartitionKernel {
     #[allow(clippy::type_complexity)]
     fn random_forest(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         trees: Vec<(
             PyReadonlyArray1<'_, i64>,
             PyReadonlyArray1<'_, i64>,
@@ -88,7 +91,8 @@ impl PartitionKernel {
         seed: u64,
         n_jobs: usize,
     ) -> PyResult<Self> {
-        let d = x.as_array().ncols();
+        let x = x.view()?;
+        let d = x.n_features();
         let values =
             |a: &PyReadonlyArray1<'_, i64>| a.as_array().iter().copied().collect::<Vec<_>>();
         let trees: Vec<DecisionTree> = trees
@@ -108,13 +112,13 @@ impl PartitionKernel {
     #[staticmethod]
     fn fast_cluster(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f64>,
+        x: AnyPoints<'_>,
         n_partitions: usize,
         max_level: u32,
         seed: u64,
         n_jobs: usize,
     ) -> PyResult<Self> {
-        Self::sampled(py, &x, (n_partitions, seed, n_jobs), |on| {
+        Self::sampled(py, &x.view()?, (n_partitions, seed, n_jobs), |on| {
             fast_cluster::sample(on, max_level)
         })
     }
@@ -174,15 +178,12 @@ impl PartitionKernel {
     fn assign<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f64>,
+        x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<(Bound<'py, PyArray2<u32>>, Option<Bound<'py, PyArray2<f64>>>)> {
-        let rows = c_order(&x);
+        let x = x.view()?;
         let (m, a) = self.inner.read(py, n_jobs, Length::Short, |model, call| {
-            Ok((
-                model.kernel.n_partitions(),
-                model.assign(flat(&rows), call.pool)?,
-            ))
+            Ok((model.kernel.n_partitions(), model.assign(&x, call.pool)?))
         })?;
         let weights = match a.weights {
             Some(w) => Some(to_array2(m, a.n_points, w)?.into_pyarray(py)),

@@ -143,8 +143,15 @@ class CorePointsKernelBase(MondrianKernelBase):
     so that no converted copy of X is made; the trees store the training points dense."""
 
     _accepts_sparse = True
-    _reads_mapped_points = True
     _point_dtypes = (np.float64, np.float32)
+
+
+class MappedArrayMixin(UnitBoxMixin):
+    """For the estimators whose work on points is numpy code, not the core: every point
+    they read (training points included) is the mapped float64 array."""
+
+    def _core_input(self, X: Any) -> Any:
+        return self._mapped_array(X)
 
 
 class ColumnFeaturesMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):

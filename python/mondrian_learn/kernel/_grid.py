@@ -20,10 +20,11 @@ from mondrian_learn._validation import (
     Param,
     RealArray,
 )
+from mondrian_learn.kernel._base import MappedArrayMixin
 from mondrian_learn.kernel._cells import CellIndicatorFeatures
 
 
-class MondrianGridFeatures(CellIndicatorFeatures):
+class MondrianGridFeatures(MappedArrayMixin, CellIndicatorFeatures):
     """Mondrian grid features of the ARD Laplace kernel (Balog's report, chapter 5).
 
     Each of M grids cuts every dimension d by its own 1-D Mondrian (Poisson) process of rate

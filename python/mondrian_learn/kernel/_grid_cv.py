@@ -279,7 +279,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         given = (X, y)
         X, y, weights, keep = weighted_rows(X, y, sample_weight)
         check_target_scale(y)
-        X = self._fit_unit_box(X)
+        X = self._fit_unit_box(X, as_array=True)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
         if self.cv is not None and (X_val is not None or self.selection == "evidence"):
@@ -302,7 +302,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
             X_val, y_val = validate_data(
                 self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
             )
-            X_val = self._to_unit_box(X_val)
+            X_val = self._mapped_array(X_val)
         else:
             X_val, y_val = np.empty((0, X.shape[1])), np.empty(0)
         m, n_points = int(self.n_estimators), X.shape[0] + len(y_val)

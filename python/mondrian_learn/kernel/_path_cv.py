@@ -240,7 +240,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         given = (X, y)
         X, y, weights, keep = weighted_rows(X, y, sample_weight)
         check_target_scale(y)
-        X = self._fit_unit_box(X)
+        X = self._fit_unit_box(X, as_array=True)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
         if self.cv is not None and (X_val is not None or self.selection == "evidence"):
@@ -254,7 +254,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             X_val, y_val = validate_data(
                 self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
             )
-            fold = (X, y, weights, self._to_unit_box(X_val), y_val, None)
+            fold = (X, y, weights, self._mapped_array(X_val), y_val, None)
             self._fit_validation(X, y, weights, [fold], alphas)
         else:
             splits = weighted_splits(

@@ -17,7 +17,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, RegressorMixin, Transf
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import UnitBoxMixin, document, restore_on_failure, store_parameters
+from mondrian_learn._base import document, restore_on_failure, store_parameters
 from mondrian_learn._memory import check_memory
 from mondrian_learn._targets import check_target_scale
 from mondrian_learn._validation import (
@@ -29,10 +29,11 @@ from mondrian_learn._validation import (
     Param,
     RealArray,
 )
+from mondrian_learn.kernel._base import MappedArrayMixin
 from mondrian_learn.kernel._cells import CellIndicatorFeatures
 
 
-class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, UnitBoxMixin):
+class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MappedArrayMixin):
     """Random Fourier features of the Laplace kernel exp(−λ‖x − x'‖₁) (Rahimi & Recht 2007).
 
     The kernel is a product over dimensions of exp(−λ|δ_d|), whose Fourier transform is the
@@ -123,7 +124,7 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return np.hstack([np.cos(projection), np.sin(projection)]) * scale
 
 
-class RandomBinningFeatures(CellIndicatorFeatures):
+class RandomBinningFeatures(MappedArrayMixin, CellIndicatorFeatures):
     """Random binning features of the Laplace kernel (Rahimi & Recht 2007, §4).
 
     Each of M grids has, per dimension, a pitch δ_d ~ Gamma(2, scale 1/λ) and a shift
@@ -213,7 +214,7 @@ class RandomBinningFeatures(CellIndicatorFeatures):
         return self
 
 
-class LaplaceKernelRidge(RegressorMixin, UnitBoxMixin):
+class LaplaceKernelRidge(RegressorMixin, MappedArrayMixin):
     """Exact kernel ridge regression with the Laplace kernel exp(−λ‖x − x'‖₁), the limit the
     random features approximate: h = (K + αI)⁻¹(y − ȳ), predictions ȳ + K(x, X) h, as the
     Mondrian kernel paper's reference line (targets centred). O(N²) memory, O(N³) time. With

@@ -18,7 +18,7 @@ from mondrian_learn._base import (
     store_parameters,
 )
 from mondrian_learn._memory import check_memory
-from mondrian_learn._points import as_core_array, dense_points, dense_row_blocks
+from mondrian_learn._points import as_core_array, check_dense_memory
 from mondrian_learn._progress import StageTimer
 from mondrian_learn._validation import (
     COUNT,
@@ -64,8 +64,9 @@ class RandomPartitionKernel(UnitBoxMixin):
 
     X may be a scipy sparse matrix. The samplers read the training points' coordinates (cuts
     in their boxes, centres, a forest's splits), so ``fit`` holds them dense once (the memory
-    of the same points given dense; refused by name beyond the machine's); new points are
-    labelled a block of rows at a time, never dense whole. Results equal those on the same
+    of the same points given dense; refused by name beyond the machine's); the core labels
+    new points a block of rows at a time, never dense whole (a callable sampler's rule gets
+    them dense, as the sampler got the training points). Results equal those on the same
     values given dense.
 
     Parameters
@@ -80,9 +81,8 @@ default="mondrian"
     scale_features : bool, default=True
         Map each feature to [0, 1] by its training range first; False keeps the raw units
         (user guide: Conventions, "Inputs are scaled to the unit box").
-        Samplers see the scaled points, dense (a callable sampler too; its rule labels new
-        points a block of rows at a time when they are sparse, so it must label each row by
-        itself).
+        Samplers see the scaled points, dense (a callable sampler and its rule as one
+        float64 array).
     random_state : int, RandomState or None, default=None
         Partition ρ draws from a stream derived from ``(seed, ρ)``.
     n_jobs : int or None, default=None
@@ -150,27 +150,17 @@ default="mondrian"
             "a 4-byte cluster label per point and partition",
         )
         seed = draw_seed(self.random_state)
-        X = self._sampling_points(X)
+        if sp.issparse(X):  # every sampler reads the training points' rows dense
+            check_dense_memory(X)
+        self._fit_unit_box(X)
         for name in ("rules_", "uniques_"):  # from an earlier fit with a callable sampler
             self.__dict__.pop(name, None)
         if isinstance(sampler, CallablePartitions):
-            self.model_, self.rules_, self.uniques_ = sampler._sample(X, y, m, seed, n_jobs)
+            self.model_, self.rules_, self.uniques_ = sampler._sample(self, X, y, m, seed, n_jobs)
         else:
-            self.model_ = sampler._sample(X, y, m, seed, n_jobs)
+            self.model_ = sampler._sample(self, X, y, m, seed, n_jobs)
         stages.done(f"sampled {m} partitions")
         return self
-
-    def _sampling_points(self, X: Any) -> Any:
-        """Fix the map to the unit box on the checked training points ``X`` and return their
-        images, dense: every sampler reads coordinates, so a sparse ``X`` is first made the
-        same points given dense (refused by name beyond the machine's memory)."""
-        return self._fit_unit_box(dense_points(X) if sp.issparse(X) else X)
-
-    def _assign_points(self, points: Any) -> tuple[np.ndarray, np.ndarray | None]:
-        """Labels and weights of dense points already mapped to the unit box."""
-        if hasattr(self, "rules_"):
-            return assign_by_rules(self.rules_, self.uniques_, points), None
-        return self.model_.assign(points, self._threads())
 
     @property
     def n_clusters_(self) -> np.ndarray:
@@ -189,7 +179,8 @@ default="mondrian"
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Points (finite values); a sparse matrix is read a block of rows at a time.
+            Points (finite values); the core reads a sparse matrix a block of rows at a
+            time.
 
         Returns
         -------
@@ -200,20 +191,9 @@ default="mondrian"
         """
         check_is_fitted(self)
         X = self._check_input(X)
-        if not sp.issparse(X):
-            return self._assign_points(self._to_unit_box(X))
-        # The core places dense rows only, each by itself: blocks of rows give the labels
-        # of the whole, without X ever dense whole.
-        labels = np.empty((int(self.model_.n_partitions), X.shape[0]), dtype=np.uint32)
-        weights = None
-        for rows, block in dense_row_blocks(X):
-            block_labels, block_weights = self._assign_points(self._to_unit_box(block))
-            labels[:, rows] = block_labels
-            if block_weights is not None:
-                if weights is None:
-                    weights = np.empty(labels.shape)
-                weights[:, rows] = block_weights
-        return labels, weights
+        if hasattr(self, "rules_"):
+            return assign_by_rules(self.rules_, self.uniques_, self._mapped_array(X)), None
+        return self.model_.assign(self._to_unit_box(X), self._threads())
 
     def matmul(self, V: Any) -> np.ndarray:
         """``K̂ V`` over the training points.

@@ -17,7 +17,7 @@ from sklearn.ensemble import (
 from sklearn.utils.multiclass import type_of_target
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, store_parameters
+from mondrian_learn._base import EstimatorBase, UnitBoxMixin, store_parameters
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
@@ -63,9 +63,12 @@ class MondrianPartitions(EstimatorBase):
         store_parameters(self, locals())
 
     def _sample(
-        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+        self, unit_box: UnitBoxMixin, X: Any, y: Any, n_partitions: int, seed: int, n_jobs: int
     ) -> Any:
-        return _core.PartitionKernel.mondrian(X, n_partitions, float(self.lifetime), seed, n_jobs)
+        points = unit_box._to_unit_box(X)
+        return _core.PartitionKernel.mondrian(
+            points, n_partitions, float(self.lifetime), seed, n_jobs
+        )
 
 
 class RandomForestPartitions(EstimatorBase):
@@ -119,8 +122,9 @@ class RandomForestPartitions(EstimatorBase):
         return forest.fit(X, y)
 
     def _sample(
-        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+        self, unit_box: UnitBoxMixin, X: Any, y: Any, n_partitions: int, seed: int, n_jobs: int
     ) -> Any:
+        X = unit_box._mapped_array(X)  # scikit-learn's forest reads it too
         forest = self._fit_forest(X, y, n_partitions, seed, n_jobs)
         trees = [
             (
@@ -151,12 +155,13 @@ class FastClusterPartitions(EstimatorBase):
         store_parameters(self, locals())
 
     def _sample(
-        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+        self, unit_box: UnitBoxMixin, X: Any, y: Any, n_partitions: int, seed: int, n_jobs: int
     ) -> Any:
         level = self.max_level
         if level is None:
             level = int(np.floor(np.log2(X.shape[0])))
-        return _core.PartitionKernel.fast_cluster(X, n_partitions, int(level), seed, n_jobs)
+        points = unit_box._to_unit_box(X)
+        return _core.PartitionKernel.fast_cluster(points, n_partitions, int(level), seed, n_jobs)
 
 
 class CallablePartitions(EstimatorBase):
@@ -203,9 +208,9 @@ class CallablePartitions(EstimatorBase):
         return rules, uniques, labels
 
     def _sample(
-        self, X: np.ndarray, y: np.ndarray | None, n_partitions: int, seed: int, n_jobs: int
+        self, unit_box: UnitBoxMixin, X: Any, y: Any, n_partitions: int, seed: int, n_jobs: int
     ) -> tuple[Any, list, list]:
-        rules, uniques, labels = self._rules(X, y, n_partitions, seed)
+        rules, uniques, labels = self._rules(unit_box._mapped_array(X), y, n_partitions, seed)
         return _core.PartitionKernel.from_labels(labels), rules, uniques
 
 

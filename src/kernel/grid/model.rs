@@ -23,7 +23,8 @@ use crate::kernel::path::PathOptions;
 use crate::linalg::cg;
 use crate::linalg::cholesky::Cholesky;
 use crate::linalg::operator::Identity;
-use crate::parallel::for_each_row_block;
+use crate::parallel::for_each_point_block;
+use crate::points::{check_width, finite_ranges, for_each_block, Points};
 use crate::sparse::Csr;
 use ndarray::ArrayView1;
 use rayon::prelude::*;
@@ -282,24 +283,17 @@ impl GridRidge {
         })
     }
 
-    fn check_points(&self, x: &[f64], d: usize) -> Result<()> {
-        if d != self.n_features() {
-            return Err(Error::InvalidInput(format!(
-                "X has {d} features, the grid was fitted with {}",
-                self.n_features()
-            )));
-        }
-        if x.iter().any(|v| !v.is_finite()) {
-            return Err(Error::InvalidInput("X holds NaN or infinite values".into()));
-        }
-        Ok(())
+    fn check_points<P: Points>(&self, x: &P) -> Result<()> {
+        check_width(x, self.n_features(), "grid")?;
+        finite_ranges(x).map(drop)
     }
 
-    /// ȳ + φ(x)·w for every row of `x` (row-major, D wide).
-    pub fn predict(&self, x: &[f64], d: usize, pool: &ThreadPool) -> Result<Vec<f64>> {
-        self.check_points(x, d)?;
-        let mut out = vec![0.0; x.len() / d.max(1)];
-        for_each_row_block(pool, &mut out, 1, x, d, |_, out, rows| {
+    /// ȳ + φ(x)·w for every row of `x`.
+    pub fn predict<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Vec<f64>> {
+        self.check_points(x)?;
+        let d = self.n_features();
+        let mut out = vec![0.0; x.n_rows()];
+        for_each_point_block(pool, &mut out, 1, x, None, |_, out, rows| {
             let mut key = Vec::with_capacity(d);
             for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
                 let fit: f64 = self
@@ -312,18 +306,21 @@ impl GridRidge {
         Ok(out)
     }
 
-    /// The features of the rows of `x` (row-major, D wide) in this model's column order.
-    pub fn transform(&self, x: &[f64], d: usize) -> Result<Csr> {
-        self.check_points(x, d)?;
+    /// The features of the rows of `x` in this model's column order.
+    pub fn transform<P: Points>(&self, x: &P) -> Result<Csr> {
+        self.check_points(x)?;
+        let d = self.n_features();
         let (mut indptr, mut indices, mut data) = (vec![0i64], Vec::new(), Vec::new());
         let mut key = Vec::with_capacity(d);
-        for row in x.chunks_exact(d) {
-            for (c, v) in self.row_entries(row, &mut key) {
-                indices.push(c as i32);
-                data.push(v);
+        for_each_block(x, |_, rows| {
+            for row in rows.chunks_exact(d) {
+                for (c, v) in self.row_entries(row, &mut key) {
+                    indices.push(c as i32);
+                    data.push(v);
+                }
+                indptr.push(indices.len() as i64);
             }
-            indptr.push(indices.len() as i64);
-        }
+        });
         Ok(Csr {
             n_rows: indptr.len() - 1,
             n_cols: self.n_columns(),

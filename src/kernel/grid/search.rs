@@ -24,6 +24,7 @@ use crate::kernel::path::evaluate::{evaluate, RidgeView};
 use crate::kernel::path::solver::PathSolver;
 use crate::kernel::path::weights::Weights;
 use crate::kernel::path::{PathOptions, SolverUsed};
+use crate::points::{for_each_block, Points};
 use ndarray::ArrayView1;
 use rayon::ThreadPool;
 
@@ -79,36 +80,43 @@ pub struct GridSearch {
 pub(super) type Record = (u32, bool, u32);
 
 impl GridSearch {
-    /// M grids (λ = 0: one cell each) on the training rows `x` (row-major, `d` wide) with
-    /// targets `y`, and validation rows `x_val` with `y_val` (possibly none); `weights` and
-    /// `val_weights` weigh the rows (None: all 1).
+    /// M grids (λ = 0: one cell each) on the training rows `x` with targets `y`, and
+    /// validation rows `x_val` with `y_val` (possibly none); `weights` and `val_weights`
+    /// weigh the rows (None: all 1). The knots need every row at once: both matrices are
+    /// read into one, a block of rows at a time.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        x: &[f64],
+    pub fn new<P: Points, Q: Points>(
+        x: &P,
         y: &[f64],
         weights: Option<&[f64]>,
-        x_val: &[f64],
+        x_val: &Q,
         y_val: &[f64],
         val_weights: Option<&[f64]>,
-        d: usize,
         n_grids: usize,
         seed: u64,
         options: PathOptions,
     ) -> Result<Self> {
-        let n = y.len();
-        if n == 0 || x.len() != n * d || x_val.len() != y_val.len() * d {
+        let (n, d) = (y.len(), x.n_features());
+        if x_val.n_features() != d {
             return Err(Error::InvalidInput(format!(
-                "{} training values for {n} targets and {} validation values for {} targets \
-                 do not form {d}-feature rows",
-                x.len(),
-                x_val.len(),
+                "X_val has {} features, X has {d}",
+                x_val.n_features()
+            )));
+        }
+        if n == 0 || x.n_rows() != n || x_val.n_rows() != y_val.len() {
+            return Err(Error::InvalidInput(format!(
+                "{} training rows for {n} targets and {} validation rows for {} targets",
+                x.n_rows(),
+                x_val.n_rows(),
                 y_val.len()
             )));
         }
         if y.iter().chain(y_val).any(|v| !v.is_finite()) {
             return Err(Error::InvalidInput("y holds NaN or infinite values".into()));
         }
-        let points: Vec<f64> = x.iter().chain(x_val).copied().collect();
+        let mut points = Vec::with_capacity((n + y_val.len()) * d);
+        for_each_block(x, |_, rows| points.extend_from_slice(rows));
+        for_each_block(x_val, |_, rows| points.extend_from_slice(rows));
         let process = Process::new(Knots::new(&points, d)?, n_grids, seed)?;
         let m = n_grids;
         if m.saturating_mul(n) >= NO_COLUMN as usize {

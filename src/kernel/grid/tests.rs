@@ -5,6 +5,12 @@ use crate::kernel::path::{PathOptions, SolverChoice, SolverUsed};
 use crate::parallel::pool;
 use crate::rng::{tree_rng, uniform};
 use crate::testing::{assert_rel, regression_data};
+use ndarray::ArrayView2;
+
+/// Row-major values as a matrix of `d`-feature points.
+fn rows(x: &[f64], d: usize) -> ArrayView2<'_, f64> {
+    ArrayView2::from_shape((x.len() / d, d), x).expect("whole rows")
+}
 
 fn options(solver: SolverChoice) -> PathOptions {
     PathOptions {
@@ -50,7 +56,7 @@ fn from_scratch(
     let p = pool(1).expect("pool");
     let dense = options(SolverChoice::Cholesky);
     let fresh = GridRidge::fit(&mut search.process, lifetimes, y, v, &dense, &p).expect("fit");
-    let phi = fresh.transform(x, 3).expect("features");
+    let phi = fresh.transform(&rows(x, 3)).expect("features");
     let m = search.m();
     assert_eq!(
         phi.indices.len(),
@@ -66,7 +72,7 @@ fn from_scratch(
         .iter()
         .map(|&c| fresh.weights[c as usize])
         .collect();
-    let fitted = fresh.predict(x, 3, &p).expect("predict");
+    let fitted = fresh.predict(&rows(x, 3), &p).expect("predict");
     let weight = |i: usize| v.map_or(1.0, |v| v[i]);
     let train_mse = (fitted.iter().zip(y).enumerate())
         .map(|(i, (f, y))| weight(i) * (f - y).powi(2))
@@ -75,7 +81,7 @@ fn from_scratch(
     (
         row_weights,
         train_mse,
-        fresh.predict(xv, 3, &p).expect("predict"),
+        fresh.predict(&rows(xv, 3), &p).expect("predict"),
     )
 }
 
@@ -100,8 +106,18 @@ fn every_move_equals_a_fit_from_scratch() {
         (SolverChoice::Inverse, 1e-8),
         (SolverChoice::Gradient, 1e-7),
     ] {
-        let mut search = GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 4, 11, options(solver))
-            .expect("search");
+        let mut search = GridSearch::new(
+            &rows(&x, 3),
+            &y,
+            None,
+            &rows(&xv, 3),
+            &yv,
+            None,
+            4,
+            11,
+            options(solver),
+        )
+        .expect("search");
         let mut rng = tree_rng(5, 0);
         let (mut adds, mut removes) = (0, 0);
         for step in 0..60 {
@@ -165,13 +181,12 @@ fn weighted_moves_equal_a_weighted_fit_from_scratch() {
     ] {
         let (train, val) = ((&x[..], &y[..], Some(&v[..])), Some(&vv[..]));
         let mut search = GridSearch::new(
-            train.0,
+            &rows(train.0, 3),
             train.1,
             train.2,
-            &xv,
+            &rows(&xv, 3),
             &yv,
             val,
-            3,
             4,
             11,
             options(solver),
@@ -192,7 +207,18 @@ fn weighted_moves_equal_a_weighted_fit_from_scratch() {
     }
     let short = vec![1.0; y.len() - 1];
     let opts = options(SolverChoice::Cholesky);
-    assert!(GridSearch::new(&x, &y, Some(&short), &xv, &yv, None, 3, 4, 11, opts).is_err());
+    assert!(GridSearch::new(
+        &rows(&x, 3),
+        &y,
+        Some(&short),
+        &rows(&xv, 3),
+        &yv,
+        None,
+        4,
+        11,
+        opts
+    )
+    .is_err());
 }
 
 /// Equal bit for bit (NaN evidence equal to NaN), CG iterations aside: CG run on weights that
@@ -219,8 +245,18 @@ fn trial_moves_leave_the_state_exactly_as_it_was() {
         SolverChoice::Inverse,
         SolverChoice::Gradient,
     ] {
-        let mut search = GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 3, 4, options(solver))
-            .expect("search");
+        let mut search = GridSearch::new(
+            &rows(&x, 3),
+            &y,
+            None,
+            &rows(&xv, 3),
+            &yv,
+            None,
+            3,
+            4,
+            options(solver),
+        )
+        .expect("search");
         search.move_to(0, 6).expect("move");
         search.move_to(1, 4).expect("move");
         let before = search.evaluate(&p).expect("evaluate");
@@ -232,8 +268,18 @@ fn trial_moves_leave_the_state_exactly_as_it_was() {
         // Each trial equals the kept move; the first one bit for bit (the same operations),
         // the later ones, reached through the earlier trials, to rounding.
         for (k, (count, point)) in [5, 7, 2].into_iter().zip(&tried).enumerate() {
-            let mut kept = GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 3, 4, options(solver))
-                .expect("search");
+            let mut kept = GridSearch::new(
+                &rows(&x, 3),
+                &y,
+                None,
+                &rows(&xv, 3),
+                &yv,
+                None,
+                3,
+                4,
+                options(solver),
+            )
+            .expect("search");
             kept.move_to(0, 6).expect("move");
             kept.move_to(1, 4).expect("move");
             kept.evaluate(&p).expect("evaluate");
@@ -264,7 +310,18 @@ fn the_dense_factor_hands_over_to_gradients_past_its_limit() {
     let p = pool(1).expect("pool");
     let mut auto = options(SolverChoice::Auto);
     auto.max_dense_features = 20;
-    let mut search = GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 4, 11, auto).expect("search");
+    let mut search = GridSearch::new(
+        &rows(&x, 3),
+        &y,
+        None,
+        &rows(&xv, 3),
+        &yv,
+        None,
+        4,
+        11,
+        auto,
+    )
+    .expect("search");
     search.move_to(0, 12).expect("move");
     search.move_to(1, 12).expect("move");
     let point = search.evaluate(&p).expect("evaluate");
@@ -275,8 +332,18 @@ fn the_dense_factor_hands_over_to_gradients_past_its_limit() {
     // A dense route asked for by name is refused past the limit, not grown without bound.
     let mut forced = options(SolverChoice::Cholesky);
     forced.max_dense_features = 20;
-    let mut search =
-        GridSearch::new(&x, &y, None, &xv, &yv, None, 3, 4, 11, forced).expect("search");
+    let mut search = GridSearch::new(
+        &rows(&x, 3),
+        &y,
+        None,
+        &rows(&xv, 3),
+        &yv,
+        None,
+        4,
+        11,
+        forced,
+    )
+    .expect("search");
     search.move_to(0, 12).expect("within the limit");
     let before = search.evaluate(&p).expect("evaluate");
     let refused = search.move_to(1, 12).expect_err("beyond the limit");
@@ -289,13 +356,12 @@ fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
     let (x, y, xv, yv) = data();
     let p = pool(1).expect("pool");
     let mut search = GridSearch::new(
-        &x,
+        &rows(&x, 3),
         &y,
         None,
-        &xv,
+        &rows(&xv, 3),
         &yv,
         None,
-        3,
         2,
         1,
         options(SolverChoice::Cholesky),
@@ -313,20 +379,20 @@ fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
     )
     .expect("fit");
     assert!(model.is_consistent());
-    let phi = model.transform(&xv, 3).expect("features");
+    let phi = model.transform(&rows(&xv, 3)).expect("features");
     assert!(phi.data.iter().all(|&v| (v - 0.5f64.sqrt()).abs() < 1e-15));
     // A point beyond the range stays with the end cell with probability exp(−λ · distance).
     let mut far = x[..3].to_vec();
     far[1] = 5.0;
     let high = model.knots[1].last().copied().expect("knots");
-    let far_phi = model.transform(&far, 3).expect("features");
+    let far_phi = model.transform(&rows(&far, 3)).expect("features");
     let stay = (-lifetimes[1] * (5.0 - high)).exp();
     assert!(far_phi
         .data
         .iter()
         .all(|&v| (v - stay * 0.5f64.sqrt()).abs() < 1e-15));
-    assert!(model.predict(&[0.0, f64::NAN, 0.0], 3, &p).is_err());
-    assert!(model.predict(&[0.0, 0.0], 2, &p).is_err());
+    assert!(model.predict(&rows(&[0.0, f64::NAN, 0.0], 3), &p).is_err());
+    assert!(model.predict(&rows(&[0.0, 0.0], 2), &p).is_err());
     assert!(GridRidge::fit(
         &mut search.process,
         &[1.0, -1.0, 0.0],
@@ -337,13 +403,12 @@ fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
     )
     .is_err());
     assert!(GridSearch::new(
-        &x,
+        &rows(&x, 3),
         &y[1..],
         None,
-        &xv,
+        &rows(&xv, 3),
         &yv,
         None,
-        3,
         2,
         1,
         options(SolverChoice::Cholesky)

@@ -6,6 +6,7 @@
 
 use crate::mondrian::route::{route, RouteScratch};
 use crate::mondrian::MondrianTree;
+use crate::points::{for_each_block, Points};
 
 /// Routed validation points and where each stands at the current lifetime.
 #[derive(Debug, Clone, Default)]
@@ -26,29 +27,31 @@ pub struct ValidationPaths {
 }
 
 impl ValidationPaths {
-    /// Routes the rows of `x` (row-major, `d` wide) through every tree.
-    pub fn new(trees: &[MondrianTree], x: &[f64], d: usize, y: &[f64]) -> Self {
+    /// Routes the rows of `x` (checked) through every tree, a block of rows at a time.
+    pub fn new<P: Points + ?Sized>(trees: &[MondrianTree], x: &P, y: &[f64]) -> Self {
         let mut paths = Self {
             n_trees: trees.len(),
             y: y.to_vec(),
             ..Self::default()
         };
-        let mut scratch = RouteScratch::default();
-        for row in x.chunks_exact(d) {
-            for tree in trees {
-                paths.start.push(paths.nodes.len());
-                route(tree, row, f64::INFINITY, &mut scratch);
-                paths.nodes.extend_from_slice(&scratch.path);
-                paths.eta.extend_from_slice(&scratch.eta);
-                paths.tau.extend(scratch.path.iter().map(|&j| {
-                    if tree.is_leaf(j) {
-                        f64::INFINITY
-                    } else {
-                        tree.tau(j)
-                    }
-                }));
+        let (mut scratch, d) = (RouteScratch::default(), x.n_features());
+        for_each_block(x, |_, rows| {
+            for row in rows.chunks_exact(d) {
+                for tree in trees {
+                    paths.start.push(paths.nodes.len());
+                    route(tree, row, f64::INFINITY, &mut scratch);
+                    paths.nodes.extend_from_slice(&scratch.path);
+                    paths.eta.extend_from_slice(&scratch.eta);
+                    paths.tau.extend(scratch.path.iter().map(|&j| {
+                        if tree.is_leaf(j) {
+                            f64::INFINITY
+                        } else {
+                            tree.tau(j)
+                        }
+                    }));
+                }
             }
-        }
+        });
         paths.start.push(paths.nodes.len());
         let k = paths.start.len() - 1;
         paths.cursor = paths.start[..k].to_vec();

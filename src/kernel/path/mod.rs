@@ -25,9 +25,10 @@ use crate::forest::MondrianForest;
 use crate::mondrian::birth_order::cuts_in_birth_order;
 pub use crate::mondrian::birth_order::Checkpoints;
 use crate::parallel::Interrupt;
+use crate::points::Points;
 use crate::training_data::check_targets;
 use held_out::ValidationPaths;
-use ndarray::{ArrayView1, ArrayView2};
+use ndarray::ArrayView1;
 use rayon::ThreadPool;
 pub use solver::SolverUsed;
 use sweep::Sweep;
@@ -107,7 +108,7 @@ impl PathOptions {
 
 /// Validation rows, their targets and their weights (None: all 1).
 pub type Validation<'a> = (
-    &'a ArrayView2<'a, f64>,
+    &'a dyn Points,
     &'a ArrayView1<'a, f64>,
     Option<&'a ArrayView1<'a, f64>>,
 );
@@ -144,12 +145,10 @@ pub fn lifetime_path(
     let trees = &forest.trees;
     let mut validation = match validation {
         Some((x, yv, wv)) => {
-            forest.check_points(x)?;
-            check_targets(x.nrows(), yv)?;
-            let val_weights = Weights::new(x.nrows(), wv)?;
-            let x = x.as_standard_layout();
-            let flat = x.as_slice().unwrap_or(&[]);
-            let paths = ValidationPaths::new(trees, flat, forest.n_features, &yv.to_vec());
+            forest.check_points(&x)?;
+            check_targets(x.n_rows(), yv)?;
+            let val_weights = Weights::new(x.n_rows(), wv)?;
+            let paths = ValidationPaths::new(trees, x, &yv.to_vec());
             Some((paths, val_weights))
         }
         None => None,
@@ -251,7 +250,8 @@ mod tests {
         let f = kernel_forest(&x, 3, max_lifetime, 11);
         let mut runs = Vec::new();
         for solver in [SolverChoice::Cholesky, SolverChoice::Inverse] {
-            let validation = Some((&xv.view(), &yv.view(), None));
+            let xv = xv.view();
+            let validation = Some((&xv as &dyn Points, &yv.view(), None));
             let path = run(
                 &f,
                 &y,
@@ -312,7 +312,8 @@ mod tests {
             (SolverChoice::Inverse, 1e-8),
             (SolverChoice::Gradient, 1e-6),
         ] {
-            let validation = Some((&xv.view(), &yv.view(), Some(&wv.view())));
+            let xv = xv.view();
+            let validation = Some((&xv as &dyn Points, &yv.view(), Some(&wv.view())));
             let path = run(
                 &f,
                 &y,

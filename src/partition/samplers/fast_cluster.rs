@@ -183,7 +183,13 @@ mod tests {
             assert!(kernel.n_clusters()[rho] as usize <= 32);
         }
         assert_eq!(
-            model.assign(&x, &p).expect("assign").labels,
+            model
+                .assign(
+                    &ndarray::ArrayView2::from_shape((n, d), &x[..]).expect("rows"),
+                    &p
+                )
+                .expect("assign")
+                .labels,
             kernel.labels()
         );
         let p1 = pool(1).expect("pool");

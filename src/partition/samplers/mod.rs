@@ -12,6 +12,7 @@ use super::kernel::{Assignment, PartitionKernel, FRESH};
 use crate::error::{Error, Result};
 use crate::mondrian::route::RouteScratch;
 use crate::parallel::Interrupt;
+use crate::points::{check_width, finite_ranges, for_each_block, Points};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -57,22 +58,24 @@ impl PartitionRule {
         }
     }
 
-    /// Labels (and weights) of the rows of `x` (row-major) in every partition, in parallel
-    /// over partitions.
-    pub fn assign(&self, x: &[f64], pool: &ThreadPool) -> Result<Assignment> {
+    /// Labels (and weights) of the rows of `x` in every partition: a block of rows at a time
+    /// (each row is placed by itself), in parallel over partitions.
+    pub fn assign<P: Points>(&self, x: &P, pool: &ThreadPool) -> Result<Assignment> {
         let rule = self.rule().ok_or_else(|| {
             Error::InvalidInput(
                 "partitions given as labels assign new points outside the core".into(),
             )
         })?;
-        let na = check_rows(x, rule.n_features())?;
         let d = rule.n_features();
+        check_width(x, d, "partition kernel")?;
+        finite_ranges(x)?;
+        let na = check_count(x.n_rows())?;
         let m = rule.n_partitions();
         let mut labels = vec![FRESH; m * na];
         let mut weights = vec![0.0; if rule.weighted() { m * na } else { 0 }];
-        let place_all = |rho: usize, labels: &mut [u32], mut weights: Option<&mut [f64]>| {
+        let place_all = |rows: &[f64], labels: &mut [u32], mut weights: Option<&mut [f64]>, rho| {
             let mut scratch = RouteScratch::default();
-            for (i, row) in x.chunks_exact(d).enumerate() {
+            for (i, row) in rows.chunks_exact(d).enumerate() {
                 let (label, weight) = rule.place(rho, row, &mut scratch);
                 labels[i] = label;
                 if let Some(w) = weights.as_deref_mut() {
@@ -81,15 +84,20 @@ impl PartitionRule {
             }
         };
         if na > 0 {
-            pool.install(|| {
-                if rule.weighted() {
-                    (labels.par_chunks_mut(na).zip(weights.par_chunks_mut(na)))
-                        .enumerate()
-                        .for_each(|(rho, (l, w))| place_all(rho, l, Some(w)));
-                } else {
-                    (labels.par_chunks_mut(na).enumerate())
-                        .for_each(|(rho, l)| place_all(rho, l, None));
-                }
+            for_each_block(x, |first, rows| {
+                let block = first..first + rows.len() / d;
+                pool.install(|| {
+                    let labels = labels.par_chunks_mut(na).map(|l| &mut l[block.clone()]);
+                    if rule.weighted() {
+                        let weights = weights.par_chunks_mut(na).map(|w| &mut w[block.clone()]);
+                        (labels.zip(weights).enumerate())
+                            .for_each(|(rho, (l, w))| place_all(rows, l, Some(w), rho));
+                    } else {
+                        labels
+                            .enumerate()
+                            .for_each(|(rho, l)| place_all(rows, l, None, rho));
+                    }
+                })
             });
         }
         Ok(Assignment {
@@ -135,7 +143,11 @@ pub fn check_rows(x: &[f64], n_features: usize) -> Result<usize> {
     if x.iter().any(|v| !v.is_finite()) {
         return Err(Error::InvalidInput("X contains NaN or infinity".into()));
     }
-    let n = x.len() / n_features;
+    check_count(x.len() / n_features)
+}
+
+/// Errors unless `n` points can be numbered by `u32` labels; `n`.
+fn check_count(n: usize) -> Result<usize> {
     if n >= u32::MAX as usize {
         return Err(Error::InvalidInput(format!(
             "at most {} points are supported",

@@ -242,7 +242,13 @@ mod tests {
             assert!(rule.depths.contains(&cut));
         }
         assert_eq!(
-            model.assign(&pts, &p).expect("assign").labels,
+            model
+                .assign(
+                    &ndarray::ArrayView2::from_shape((4, 2), &pts[..]).expect("rows"),
+                    &p
+                )
+                .expect("assign")
+                .labels,
             kernel.labels()
         );
     }
