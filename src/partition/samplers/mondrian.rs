@@ -181,8 +181,8 @@ mod tests {
         let model = sample(&on(&x, &p), 2.0).expect("sample");
         assert!(model.is_consistent());
         // Training points assigned as new points land in their own cluster with weight 1.
-        let rows = |x| ndarray::ArrayView2::from_shape((x.len() / d, d), x).expect("rows");
-        let a = model.assign(&rows(&x), &p).expect("assign");
+        let rows = ndarray::ArrayView2::from_shape((n, d), &x[..]).expect("rows");
+        let a = model.assign(&rows, &p).expect("assign");
         assert_eq!(a.labels, model.kernel.labels());
         assert!(a
             .weights
@@ -190,7 +190,7 @@ mod tests {
             .is_some_and(|w| w.iter().all(|&w| w == 1.0)));
         // Far away: separated for sure in every tree with a cut, stays only in trivial ones.
         let far = model
-            .assign(&rows(&[50.0, 50.0, 50.0]), &p)
+            .assign(&ndarray::arr2(&[[50.0, 50.0, 50.0]]).view(), &p)
             .expect("assign");
         assert!(far
             .weights
