@@ -310,9 +310,8 @@ class UnitBoxMixin(EstimatorBase):
     ``scale_features`` is True (the map the forests apply inside the core, Lakshminarayanan
     et al., AISTATS 2016, §5), so that a lifetime means the same in every estimator. The map
     is fixed by ``fit``; later points (``partial_fit``, ``predict``) may fall outside [0, 1].
-    The core reads points through the map as it reads their rows (no mapped copy: a sparse
-    matrix stays sparse, a float32 one float32); numpy code takes :meth:`_mapped_array`.
-    """
+    The core applies the map as it reads rows (no mapped copy: a sparse X stays sparse, a
+    float32 one float32); numpy code takes :meth:`_mapped_array`."""
 
     scale_features: bool
     data_min_: np.ndarray
@@ -339,10 +338,9 @@ class UnitBoxMixin(EstimatorBase):
         return as_core_points(X, dtype=self._point_dtypes, unit_box=box)
 
     def _mapped_array(self, X: Any) -> np.ndarray:
-        """Images ``(X − data_min_) / data_scale_`` of checked points as one float64 array,
-        for numpy code (the core's arithmetic, so the same values bit for bit; the identity
-        map returns a float64 ``X`` itself); a sparse ``X`` is made dense a block of rows at
-        a time. A ``ValueError`` as the core's when an image overflows float64."""
+        """Images ``(X − data_min_) / data_scale_`` of checked points as one float64 array for
+        numpy code: the core's arithmetic, so its values bit for bit, and its ``ValueError``
+        when an image overflows float64 (identity: a float64 ``X`` itself, no copy)."""
         if scipy.sparse.issparse(X):
             return dense_points(X, self._mapped_array)
         X = as_core_array(X)
@@ -362,20 +360,14 @@ class UnitBoxMixin(EstimatorBase):
         return self.data_min_, self.data_scale_
 
     def _mapped_bounds(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Each feature's least and greatest value over the checked training points ``X``
-        after the map: the images of its minimum and maximum (the map is increasing, so
-        these are the bounds of the mapped points bit for bit), with no mapped copy of X."""
+        """Each feature's least and greatest image over checked points ``X``, with no mapped
+        copy: the images of its extremes (the map is increasing: the same bit for bit)."""
         if scipy.sparse.issparse(X):
             low, high = min_max_axis(scipy.sparse.csr_matrix(X), axis=0)
         else:
             low, high = np.min(X, axis=0), np.max(X, axis=0)
         offset, scale = self.data_min_, self.data_scale_
         return (low - offset) / scale, (high - offset) / scale
-
-    def _mapped_ranges(self, X: Any) -> np.ndarray:
-        """Each feature's range over the checked training points ``X`` after the map."""
-        low, high = self._mapped_bounds(X)
-        return high - low
 
     def _core_input(self, X: Any) -> CorePoints:
         """Checked points mapped as the training data was, in the core's layout."""

@@ -2,13 +2,15 @@
 //! to a C-ordered buffer only when it is not one already), results go out without a copy.
 
 use super::error::to_py_err;
-use crate::error::Error;
+use super::run::{Handle, Length};
+use crate::error::{Error, Result};
 use crate::input_map::InputMap;
 use crate::points::{CsrPoints, MappedPoints, Points, Ranges};
 use crate::sparse::Csr;
 use numpy::ndarray::{Array2, ArrayView2, CowArray, Ix2};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
+use rayon::ThreadPool;
 use std::ops::Range;
 
 /// The values of `a` in C order: a view when the array is already C-contiguous, else a copy
@@ -156,6 +158,23 @@ impl Points for PointsView<'_> {
             Self::MappedF32(x) => x.block(rows, map, buffer),
         }
     }
+}
+
+/// A float64 vector, as numpy: what most calls on points return (a value per row).
+pub type Column<'py> = PyResult<Bound<'py, PyArray1<f64>>>;
+
+/// `work(model, points, pool)` on the model `handle` holds and the points `x`, the GIL
+/// released: one value per row, as numpy.
+pub fn per_row<'py, T: Send + Sync>(
+    handle: &Handle<T>,
+    py: Python<'py>,
+    x: AnyPoints<'py>,
+    n_jobs: usize,
+    work: impl Fn(&T, &PointsView<'_>, &ThreadPool) -> Result<Vec<f64>> + Send + Sync,
+) -> Column<'py> {
+    let x = x.view()?;
+    let out = handle.read(py, n_jobs, Length::Short, |m, call| work(m, &x, call.pool))?;
+    Ok(out.into_pyarray(py))
 }
 
 /// The row-major values of a C-ordered array.

@@ -1,6 +1,6 @@
 //! Python face of `density`: a Mondrian density forest on a bounded box.
 
-use super::arrays::{to_array2, AnyPoints, VectorPair};
+use super::arrays::{per_row, to_array2, AnyPoints, Column, VectorPair};
 use super::pickle::pickled;
 use super::run::{Handle, Length};
 use crate::density::{Cut, DensityForest};
@@ -65,17 +65,10 @@ impl Density {
     }
 
     /// log of the posterior mean density at each row (−inf outside the box).
-    fn log_density<'py>(
-        &self,
-        py: Python<'py>,
-        x: AnyPoints<'py>,
-        n_jobs: usize,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = x.view()?;
-        let out = self.inner.read(py, n_jobs, Length::Short, |m, call| {
-            m.log_density(&x, call.pool)
-        })?;
-        Ok(out.into_pyarray(py))
+    fn log_density<'py>(&self, py: Python<'py>, x: AnyPoints<'py>, n_jobs: usize) -> Column<'py> {
+        per_row(&self.inner, py, x, n_jobs, |m, x, pool| {
+            m.log_density(x, pool)
+        })
     }
 
     /// The lifetime path at `lifetimes` (ascending, within the fitted lifetime) on the rows

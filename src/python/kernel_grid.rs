@@ -1,7 +1,7 @@
 //! Python face of `kernel::grid`: the Mondrian grid's lifetime search (state and moves; the
 //! optimisers are Python's) and the ridge on the grid features it refits.
 
-use super::arrays::{csr_parts, to_array2, AnyPoints, CsrParts};
+use super::arrays::{csr_parts, per_row, to_array2, AnyPoints, Column, CsrParts};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -246,17 +246,8 @@ pub struct GridRidge {
 #[pymethods]
 impl GridRidge {
     /// ȳ + φ(x)·w per row.
-    fn predict<'py>(
-        &self,
-        py: Python<'py>,
-        x: AnyPoints<'py>,
-        n_jobs: usize,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = x.view()?;
-        let out = self.inner.read(py, n_jobs, Length::Short, |m, call| {
-            m.predict(&x, call.pool)
-        })?;
-        Ok(out.into_pyarray(py))
+    fn predict<'py>(&self, py: Python<'py>, x: AnyPoints<'py>, n_jobs: usize) -> Column<'py> {
+        per_row(&self.inner, py, x, n_jobs, |m, x, pool| m.predict(x, pool))
     }
 
     /// CSR parts of the features of `x` in the column order of `weights`.

@@ -114,7 +114,8 @@ class MondrianKernelBase(UnitBoxMixin):
         """The lifetime to sample with on the checked training points ``X`` (before the map
         to the unit box, dense or sparse)."""
         if self.lifetime is None:
-            return lifetime_for_ranges(self._mapped_ranges(X), DEFAULT_CELLS)
+            low, high = self._mapped_bounds(X)
+            return lifetime_for_ranges(high - low, DEFAULT_CELLS)
         return float(self.lifetime)
 
     def _sample_trees(self, make: Callable[[int, int, int, Any], T], n_rows: int) -> T:

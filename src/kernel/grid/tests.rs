@@ -100,24 +100,15 @@ fn assert_errors(point: &GridPoint, train_mse: f64, val_mse: f64, tol: f64) {
 #[test]
 fn every_move_equals_a_fit_from_scratch() {
     let (x, y, xv, yv) = data();
+    let (xr, xvr) = (rows(&x, 3), rows(&xv, 3));
     let p = pool(1).expect("pool");
     for (solver, tol) in [
         (SolverChoice::Cholesky, 1e-8),
         (SolverChoice::Inverse, 1e-8),
         (SolverChoice::Gradient, 1e-7),
     ] {
-        let mut search = GridSearch::new(
-            &rows(&x, 3),
-            &y,
-            None,
-            &rows(&xv, 3),
-            &yv,
-            None,
-            4,
-            11,
-            options(solver),
-        )
-        .expect("search");
+        let mut search = GridSearch::new(&xr, &y, None, &xvr, &yv, None, 4, 11, options(solver))
+            .expect("search");
         let mut rng = tree_rng(5, 0);
         let (mut adds, mut removes) = (0, 0);
         for step in 0..60 {
@@ -167,6 +158,7 @@ fn every_move_equals_a_fit_from_scratch() {
 fn weighted_moves_equal_a_weighted_fit_from_scratch() {
     // Row weights v: A = ΦᵀVΦ + αI, ȳ and the errors weighted (validation rows by their own).
     let (x, y, xv, yv) = data();
+    let (xr, xvr) = (rows(&x, 3), rows(&xv, 3));
     let mut rng = tree_rng(9, 0);
     let v: Vec<f64> = (0..y.len())
         .map(|_| 0.2 + 3.0 * uniform(&mut rng))
@@ -184,7 +176,7 @@ fn weighted_moves_equal_a_weighted_fit_from_scratch() {
             &rows(train.0, 3),
             train.1,
             train.2,
-            &rows(&xv, 3),
+            &xvr,
             &yv,
             val,
             4,
@@ -207,18 +199,7 @@ fn weighted_moves_equal_a_weighted_fit_from_scratch() {
     }
     let short = vec![1.0; y.len() - 1];
     let opts = options(SolverChoice::Cholesky);
-    assert!(GridSearch::new(
-        &rows(&x, 3),
-        &y,
-        Some(&short),
-        &rows(&xv, 3),
-        &yv,
-        None,
-        4,
-        11,
-        opts
-    )
-    .is_err());
+    assert!(GridSearch::new(&xr, &y, Some(&short), &xvr, &yv, None, 4, 11, opts).is_err());
 }
 
 /// Equal bit for bit (NaN evidence equal to NaN), CG iterations aside: CG run on weights that
@@ -239,24 +220,15 @@ fn assert_same(a: &GridPoint, b: &GridPoint) {
 #[test]
 fn trial_moves_leave_the_state_exactly_as_it_was() {
     let (x, y, xv, yv) = data();
+    let (xr, xvr) = (rows(&x, 3), rows(&xv, 3));
     let p = pool(1).expect("pool");
     for solver in [
         SolverChoice::Cholesky,
         SolverChoice::Inverse,
         SolverChoice::Gradient,
     ] {
-        let mut search = GridSearch::new(
-            &rows(&x, 3),
-            &y,
-            None,
-            &rows(&xv, 3),
-            &yv,
-            None,
-            3,
-            4,
-            options(solver),
-        )
-        .expect("search");
+        let mut search =
+            GridSearch::new(&xr, &y, None, &xvr, &yv, None, 3, 4, options(solver)).expect("search");
         search.move_to(0, 6).expect("move");
         search.move_to(1, 4).expect("move");
         let before = search.evaluate(&p).expect("evaluate");
@@ -268,18 +240,8 @@ fn trial_moves_leave_the_state_exactly_as_it_was() {
         // Each trial equals the kept move; the first one bit for bit (the same operations),
         // the later ones, reached through the earlier trials, to rounding.
         for (k, (count, point)) in [5, 7, 2].into_iter().zip(&tried).enumerate() {
-            let mut kept = GridSearch::new(
-                &rows(&x, 3),
-                &y,
-                None,
-                &rows(&xv, 3),
-                &yv,
-                None,
-                3,
-                4,
-                options(solver),
-            )
-            .expect("search");
+            let mut kept = GridSearch::new(&xr, &y, None, &xvr, &yv, None, 3, 4, options(solver))
+                .expect("search");
             kept.move_to(0, 6).expect("move");
             kept.move_to(1, 4).expect("move");
             kept.evaluate(&p).expect("evaluate");
@@ -307,21 +269,11 @@ fn trial_moves_leave_the_state_exactly_as_it_was() {
 #[test]
 fn the_dense_factor_hands_over_to_gradients_past_its_limit() {
     let (x, y, xv, yv) = data();
+    let (xr, xvr) = (rows(&x, 3), rows(&xv, 3));
     let p = pool(1).expect("pool");
     let mut auto = options(SolverChoice::Auto);
     auto.max_dense_features = 20;
-    let mut search = GridSearch::new(
-        &rows(&x, 3),
-        &y,
-        None,
-        &rows(&xv, 3),
-        &yv,
-        None,
-        4,
-        11,
-        auto,
-    )
-    .expect("search");
+    let mut search = GridSearch::new(&xr, &y, None, &xvr, &yv, None, 4, 11, auto).expect("search");
     search.move_to(0, 12).expect("move");
     search.move_to(1, 12).expect("move");
     let point = search.evaluate(&p).expect("evaluate");
@@ -332,18 +284,8 @@ fn the_dense_factor_hands_over_to_gradients_past_its_limit() {
     // A dense route asked for by name is refused past the limit, not grown without bound.
     let mut forced = options(SolverChoice::Cholesky);
     forced.max_dense_features = 20;
-    let mut search = GridSearch::new(
-        &rows(&x, 3),
-        &y,
-        None,
-        &rows(&xv, 3),
-        &yv,
-        None,
-        4,
-        11,
-        forced,
-    )
-    .expect("search");
+    let mut search =
+        GridSearch::new(&xr, &y, None, &xvr, &yv, None, 4, 11, forced).expect("search");
     search.move_to(0, 12).expect("within the limit");
     let before = search.evaluate(&p).expect("evaluate");
     let refused = search.move_to(1, 12).expect_err("beyond the limit");
@@ -354,12 +296,13 @@ fn the_dense_factor_hands_over_to_gradients_past_its_limit() {
 #[test]
 fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
     let (x, y, xv, yv) = data();
+    let (xr, xvr) = (rows(&x, 3), rows(&xv, 3));
     let p = pool(1).expect("pool");
     let mut search = GridSearch::new(
-        &rows(&x, 3),
+        &xr,
         &y,
         None,
-        &rows(&xv, 3),
+        &xvr,
         &yv,
         None,
         2,
@@ -379,7 +322,7 @@ fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
     )
     .expect("fit");
     assert!(model.is_consistent());
-    let phi = model.transform(&rows(&xv, 3)).expect("features");
+    let phi = model.transform(&xvr).expect("features");
     assert!(phi.data.iter().all(|&v| (v - 0.5f64.sqrt()).abs() < 1e-15));
     // A point beyond the range stays with the end cell with probability exp(−λ · distance).
     let mut far = x[..3].to_vec();
@@ -403,10 +346,10 @@ fn predictions_at_the_knots_need_no_unseen_cut_and_bad_input_is_refused() {
     )
     .is_err());
     assert!(GridSearch::new(
-        &rows(&x, 3),
+        &xr,
         &y[1..],
         None,
-        &rows(&xv, 3),
+        &xvr,
         &yv,
         None,
         2,
