@@ -18,6 +18,7 @@ from mondrian_learn._base import (
     restore_on_failure,
     store_parameters,
 )
+from mondrian_learn._lifetime_path import best_index
 from mondrian_learn._memory import check_memory
 from mondrian_learn._points import as_core_array, dense_points, dense_row_blocks
 from mondrian_learn._targets import check_sample_weight
@@ -226,7 +227,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
                 self._all_rows(points), [float(v) for v in grid], True, self._threads(), weights
             )
             self.path_ = {"lifetimes": grid, "leave_one_out": np.asarray(scores)}
-            lifetime = float(grid[int(np.argmax(scores))])
+            lifetime = float(grid[best_index(scores, larger_is_better=True)])
             model = forest(lifetime)
         self.model_, self.lifetime_ = model, lifetime
         self.box_ = np.vstack(
