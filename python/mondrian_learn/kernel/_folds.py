@@ -97,8 +97,8 @@ class ValidationFoldsMixin(UnitBoxMixin):
             X_val, y_val = validate_data(
                 self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
             )
-            fold = Fold(X, y, weights, self._to_unit_box(X_val), y_val, None)
-            return ValidationFolds(X, y, weights, [fold], False)
+            X_val = self._to_unit_box(X_val)
+            return ValidationFolds(X, y, weights, [Fold(X, y, weights, X_val, y_val, None)], False)
         splits = weighted_splits(
             self.cv, X, y, given, keep, weights, self.validation_fraction, self.random_state
         )
