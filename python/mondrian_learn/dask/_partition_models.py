@@ -141,10 +141,8 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator, Lanczo
             The fitted estimator.
         """
         self._validate_params()
-        check_fixed_ratio(  # before the partitions are sampled
-            None if self.signal_variance is None else float(self.signal_variance),
-            None if self.noise_variance is None else float(self.noise_variance),
-        )
+        # Before the partitions are sampled.
+        check_fixed_ratio(self.signal_variance, self.noise_variance)
         rng, y, stages = self._distribute(X, y)
         self.y_mean_ = float(y.mean().compute())
         system = ClusterSystem(

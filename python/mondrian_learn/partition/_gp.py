@@ -192,10 +192,8 @@ class PartitionGPRegressor(
         """Sample the partitions (on the rows of positive weight), choose the variances left
         as None, and solve for the dual weights α."""
         self._validate_params()
-        signal, noise = (
-            None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
-        )
-        check_fixed_ratio(signal, noise)  # before the partitions are sampled
+        # Before the partitions are sampled.
+        check_fixed_ratio(self.signal_variance, self.noise_variance)
         X, y = validate_data(
             self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats(), y_numeric=True
         )
