@@ -31,7 +31,7 @@ from mondrian_learn.partition._operator import (
     warn_unconverged_variances,
 )
 from mondrian_learn.partition._samplers import FRESH
-from mondrian_learn.partition._variance import feature_norms
+from mondrian_learn.partition._variance import feature_norms, lanczos_upper_variances
 
 
 def _gp_block(
@@ -52,7 +52,7 @@ def _gp_block(
     if factor is None:
         return mean[:, None]
     upper = model.gather_sums(factor, 1, labels, weights)
-    var = signal + noise - np.einsum("ij,ij->i", upper, upper)
+    var = lanczos_upper_variances(upper, signal, noise)
     return np.column_stack([mean, np.sqrt(np.maximum(var, noise))])
 
 

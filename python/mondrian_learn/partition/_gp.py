@@ -42,7 +42,7 @@ from mondrian_learn.partition._operator import (
     warn_unconverged_variances,
 )
 from mondrian_learn.partition._samplers import SAMPLING
-from mondrian_learn.partition._variance import VARIANCE
+from mondrian_learn.partition._variance import VARIANCE, lanczos_upper_variances
 
 __all__ = ["PartitionGPRegressor"]
 
@@ -265,7 +265,7 @@ class PartitionGPRegressor(
             result[np.diag_indices(n)] = np.maximum(np.diag(result), noise)
             return mean, result
         rows = kernel.model_.gather_sums(self._variance_factors()[0], threads, labels, weights)
-        var = s + noise - np.einsum("ij,ij->i", rows, rows)
+        var = lanczos_upper_variances(rows, s, noise)
         if not return_cov:
             return mean, np.sqrt(np.maximum(var, noise))
         features = kernel.features(X)
