@@ -26,7 +26,6 @@ from mondrian_learn._validation import draw_seed  # noqa: E402
 from mondrian_learn.dask import PartitionGPRegressor, PartitionKernelPCA  # noqa: E402
 from mondrian_learn.dask._partition import DistributedPartitionKernel  # noqa: E402
 from mondrian_learn.partition import (  # noqa: E402
-    CallablePartitions,
     FastClusterPartitions,
     MondrianPartitions,
     RandomPartitionKernel,
@@ -225,13 +224,12 @@ def test_a_fixed_ratio_below_the_least_is_refused_before_sampling() -> None:
     message, before the sampler runs; at RHO_MIN itself (the parameters as given: integers
     too) the check passes and the sampler is reached."""
     X, y = np.zeros((4, 2)), np.zeros(4)
-    sampler = CallablePartitions(_never_sampled)
     for gp in (PartitionGPRegressor, InMemoryGP):
         for signal in (1.0, 1):
-            low = gp(sampler, signal_variance=signal, noise_variance=RHO_MIN / 2)
+            low = gp(_never_sampled, signal_variance=signal, noise_variance=RHO_MIN / 2)
             with pytest.raises(ValueError, match="noise_variance / signal_variance must be"):
                 low.fit(X, y)
-        at = gp(sampler, signal_variance=1, noise_variance=RHO_MIN)
+        at = gp(_never_sampled, signal_variance=1, noise_variance=RHO_MIN)
         with pytest.raises(AssertionError, match="the partitions were sampled"):
             at.fit(X, y)
 
