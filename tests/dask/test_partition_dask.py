@@ -33,7 +33,7 @@ from mondrian_learn.partition import (  # noqa: E402
 from mondrian_learn.partition import PartitionGPRegressor as InMemoryGP  # noqa: E402
 from mondrian_learn.partition import PartitionKernelPCA as InMemoryPCA  # noqa: E402
 from mondrian_learn.partition._marginal_likelihood import ClusterSpaceLikelihood  # noqa: E402
-from mondrian_learn.partition._operator import RHO_FLOOR  # noqa: E402
+from mondrian_learn.partition._operator import RHO_FLOOR, RHO_MIN  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -213,6 +213,25 @@ def test_tables_derive_from_the_in_memory_ones() -> None:
         assert list(twin._parameters) == want[:at] + ["subsample"] + want[at:]
         for name in want:
             assert twin._parameters[name] is memory._parameters[name], name
+
+
+def _never_sampled(X: np.ndarray, y: np.ndarray | None, rng: np.random.Generator) -> None:
+    raise AssertionError("the partitions were sampled")
+
+
+def test_a_fixed_ratio_below_the_least_is_refused_before_sampling() -> None:
+    """Both GPs refuse fixed variances whose ratio σ²/s is below RHO_MIN, with the same
+    message, before the sampler runs; at RHO_MIN itself (the parameters as given: integers
+    too) the check passes and the sampler is reached."""
+    X, y = np.zeros((4, 2)), np.zeros(4)
+    for gp in (PartitionGPRegressor, InMemoryGP):
+        for signal in (1.0, 1):
+            low = gp(_never_sampled, signal_variance=signal, noise_variance=RHO_MIN / 2)
+            with pytest.raises(ValueError, match="noise_variance / signal_variance must be"):
+                low.fit(X, y)
+        at = gp(_never_sampled, signal_variance=1, noise_variance=RHO_MIN)
+        with pytest.raises(AssertionError, match="the partitions were sampled"):
+            at.fit(X, y)
 
 
 def test_convergence_warnings_are_the_in_memory_ones(client, data) -> None:  # type: ignore[no-untyped-def]

@@ -42,7 +42,7 @@ from mondrian_learn.partition._operator import (
     warn_unconverged_variances,
 )
 from mondrian_learn.partition._samplers import SAMPLING
-from mondrian_learn.partition._variance import VARIANCE
+from mondrian_learn.partition._variance import VARIANCE, lanczos_upper_variances
 
 __all__ = ["PartitionGPRegressor"]
 
@@ -192,10 +192,8 @@ class PartitionGPRegressor(
         """Sample the partitions (on the rows of positive weight), choose the variances left
         as None, and solve for the dual weights α."""
         self._validate_params()
-        signal, noise = (
-            None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
-        )
-        check_fixed_ratio(signal, noise)  # before the partitions are sampled
+        # Before the partitions are sampled.
+        check_fixed_ratio(self.signal_variance, self.noise_variance)
         X, y = validate_data(
             self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats(), y_numeric=True
         )
@@ -267,7 +265,7 @@ class PartitionGPRegressor(
             result[np.diag_indices(n)] = np.maximum(np.diag(result), noise)
             return mean, result
         rows = kernel.model_.gather_sums(self._variance_factors()[0], threads, labels, weights)
-        var = s + noise - np.einsum("ij,ij->i", rows, rows)
+        var = lanczos_upper_variances(rows, s, noise)
         if not return_cov:
             return mean, np.sqrt(np.maximum(var, noise))
         features = kernel.features(X)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn import _core
 from mondrian_learn._base import (
@@ -34,6 +34,7 @@ from mondrian_learn.partition._samplers import (
     SAMPLING,
     CallablePartitions,
     assign_by_rules,
+    check_training_data,
     resolve_sampler,
 )
 
@@ -136,13 +137,7 @@ default="mondrian"
         m, n_jobs = int(self.n_partitions), self._threads()
         sampler = resolve_sampler(self.sampler)
         stages = StageTimer(self.verbose, type(self).__name__)
-        sparse = self._sparse_formats()
-        if y is None:
-            X = validate_data(self, X, dtype=np.float64, accept_sparse=sparse)
-        else:
-            X, y = validate_data(
-                self, X, y, dtype=np.float64, accept_sparse=sparse, y_numeric=False
-            )
+        X, y = check_training_data(self, X, y)
         check_memory(
             "n_partitions",
             m,

@@ -7,13 +7,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_parameters
 from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, SCALING, Integer, Param
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._operator import LocalOperator, fit_eigenpairs
-from mondrian_learn.partition._samplers import SAMPLING
+from mondrian_learn.partition._samplers import SAMPLING, check_training_data
 
 
 class PartitionKernelPCA(
@@ -112,10 +111,7 @@ class PartitionKernelPCA(
         """Sample the partitions and compute the top eigenpairs of the centred kernel."""
         self._validate_params()
         k = int(self.n_components)
-        if y is None:
-            X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats())
+        X, y = check_training_data(self, X, y)
         if k > X.shape[0]:
             raise ValueError(f"n_components={k} exceeds the number of samples {X.shape[0]}")
         rng, stages = self._sample_kernel(X, y)
