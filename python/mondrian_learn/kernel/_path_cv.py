@@ -32,9 +32,8 @@ from mondrian_learn._validation import (
     RealArray,
 )
 from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin, lifetime_for_cells
-from mondrian_learn.kernel._cv_rows import total_weight
 from mondrian_learn.kernel._evidence import EVIDENCE_MAX_SIZE, path_evidence
-from mondrian_learn.kernel._folds import ValidationFolds, ValidationFoldsMixin
+from mondrian_learn.kernel._folds import ValidationFolds, ValidationFoldsMixin, total_weight
 
 
 class MondrianKernelRidgeCV(
