@@ -347,23 +347,44 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             self._choose_sharpness(self.model_, self._threads())
         return self
 
-    @document("X", returns="proba : ndarray of shape (n_samples, n_classes)")
+    @document("X")
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities: the forest's average of each tree's branch-off mixture of
         smoothed class distributions, raised to the power ``sharpness_`` and normalised
-        (class notes); columns in the order of ``classes_``."""
+        (class notes); columns in the order of ``classes_``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Class probabilities: the forest's average of each tree's branch-off mixture of smoothed
+            class distributions, raised to the power ``sharpness_`` and normalised (class notes);
+            columns in the order of ``classes_``.
+        """
         X = self._fitted_input(X)
         return self.model_.predict_proba(X, self._threads())
 
-    @document("X", returns="log_proba : ndarray of shape (n_samples, n_classes)")
+    @document("X")
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Logarithms of :meth:`predict_proba` (finite when ``min_discount > 0``, except
-        where a sharpness τ > 1 takes a probability below the smallest float, −inf there)."""
+        where a sharpness τ > 1 takes a probability below the smallest float, −inf there).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Logarithms of :meth:`predict_proba` (finite when ``min_discount > 0``, except where a
+            sharpness τ > 1 takes a probability below the smallest float, −inf there).
+        """
         return np.log(self.predict_proba(X))
 
-    @document("X", returns="labels : ndarray of shape (n_samples,)")
+    @document("X")
     def predict(self, X: Any) -> np.ndarray:
-        """The most probable class of each point."""
+        """The most probable class of each point.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The most probable class of each point.
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -382,13 +403,9 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         )
         return decrease
 
+    @document("index")
     def node_counts(self, index: int) -> np.ndarray:
         """Class counts of every node of tree ``index``.
-
-        Parameters
-        ----------
-        index : int
-            The tree, 0 ≤ index < n_estimators.
 
         Returns
         -------
