@@ -258,14 +258,20 @@ class EstimatorBase(BaseEstimator):
         when the estimator reads sparse X, else sparse X is refused."""
         return "csr" if self._accepts_sparse else False
 
-    def _check_input(self, X: Any, reset: bool = False) -> Any:
-        """``X`` checked (dense or, where accepted, sparse), not yet in the core's layout."""
+    def _check_input(
+        self, X: Any, y: Any = "no_validation", *, reset: bool = False, **checks: Any
+    ) -> Any:
+        """``X`` checked (dense or, where accepted, sparse), not yet in the core's layout; with
+        ``y``, the pair ``(X, y)`` checked together (``checks``: more of scikit-learn's
+        ``validate_data`` options, such as ``y_numeric``)."""
         return validate_data(
             self,
             X,
+            y,
             dtype=list(self._point_dtypes),
             accept_sparse=self._sparse_formats(),
             reset=reset,
+            **checks,
         )
 
     def _fitted_input(self, X: Any) -> CorePoints:
@@ -383,15 +389,7 @@ class OnlineMixin(EstimatorBase):
             return self.fit(X, y, **weighted)
         ready = is_core_ready(X, y, self.n_features_in_, self._point_dtypes)
         if not ready or hasattr(self, "feature_names_in_"):
-            X, y = validate_data(
-                self,
-                X,
-                y,
-                dtype=list(self._point_dtypes),
-                accept_sparse=self._sparse_formats(),
-                y_numeric=True,
-                reset=False,
-            )
+            X, y = self._check_input(X, y, y_numeric=True)
             check_numeric_target(y)
         if sample_weight is None:
             self.model_.partial_fit(self._core_input(X), as_core_array(y), self._threads())

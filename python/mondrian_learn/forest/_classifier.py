@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure, store_parameters
@@ -180,14 +180,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=list(self._point_dtypes),
-            accept_sparse=self._sparse_formats(),
-            reset=reset,
-        )
+        X, y = self._check_input(X, y, reset=reset)
         if reset:
             check_classification_targets(y)
             self.classes_ = np.unique(y) if classes is None else np.unique(classes)
@@ -324,14 +317,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         self._place_points(self.model_)
         ready = is_core_ready(X, None, self.n_features_in_, self._point_dtypes)
         if not ready or hasattr(self, "feature_names_in_"):
-            X, y = validate_data(
-                self,
-                X,
-                y,
-                dtype=list(self._point_dtypes),
-                accept_sparse=self._sparse_formats(),
-                reset=False,
-            )
+            X, y = self._check_input(X, y)
         if sample_weight is None:
             X = self._core_input(X)
             labels = self._class_indices(y)

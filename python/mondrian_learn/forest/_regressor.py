@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure, store_parameters, warn
@@ -211,15 +211,7 @@ default="held_out"
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=list(self._point_dtypes),
-            accept_sparse=self._sparse_formats(),
-            y_numeric=True,
-            reset=reset,
-        )
+        X, y = self._check_input(X, y, reset=reset, y_numeric=True)
         check_numeric_target(y)
         if reset:
             self._check_fixed_prior(y)
