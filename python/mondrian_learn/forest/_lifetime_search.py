@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import restore_on_failure, store_parameters
 from mondrian_learn._lifetime_path import (
@@ -58,14 +57,7 @@ class LifetimeSearchMixin(MondrianForestBase):
         """
         self._validate_params()
         regression = self._is_regression()
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=list(self._point_dtypes),
-            accept_sparse=self._sparse_formats(),
-            y_numeric=regression,
-        )
+        X, y = self._check_input(X, y, reset=True, y_numeric=regression)
         if regression:
             check_numeric_target(y)
         # The fits below see arrays without names: the names of X are set again at the end.

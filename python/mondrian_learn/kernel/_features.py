@@ -100,7 +100,13 @@ class MondrianKernelFeatures(ColumnFeaturesMixin, CorePointsKernelBase):
     @restore_on_failure
     @document("X", "y ignored")
     def fit(self, X: Any, y: Any = None) -> MondrianKernelFeatures:
-        """Sample the trees on ``X``."""
+        """Sample the trees on ``X``.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         X = validate_data(
             self, X, dtype=list(self._point_dtypes), accept_sparse=self._sparse_formats()
@@ -116,8 +122,14 @@ class MondrianKernelFeatures(ColumnFeaturesMixin, CorePointsKernelBase):
         self.n_columns_ = self.model_.n_columns()
         return self
 
-    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, ``n_columns_``)")
+    @document("X")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
-        """Features of ``X``: an N × C CSR matrix with M stored entries per row."""
+        """Features of ``X``: an N × C CSR matrix with M stored entries per row.
+
+        Returns
+        -------
+        Z : scipy.sparse.csr_matrix of shape (n_samples, ``n_columns_``)
+            Features of ``X``: an N × C CSR matrix with M stored entries per row.
+        """
         X = self._fitted_input(X)
         return to_csr(self.model_.transform(X, self._threads()))

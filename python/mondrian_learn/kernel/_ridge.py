@@ -135,7 +135,13 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
     @document("X", "y", "sample_weight")
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MondrianKernelRidge:
         """Sample the trees on ``X`` (the rows of positive weight) and solve for the weights
-        (rows weighted: A = ΦᵀVΦ + αI, ȳ the weighted mean; class notes)."""
+        (rows weighted: A = ΦᵀVΦ + αI, ȳ the weighted mean; class notes).
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         X, y = validate_data(
             self,
@@ -177,7 +183,13 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
         equals a batch fit on the same trees. The first call on an unfitted estimator is
         ``fit``; with ``lifetime=None`` it chooses the lifetime and the map to the unit box
         from that call's rows, kept afterwards (a warning says so when they are fewer than
-        32: from one row the lifetime is 0, one cell per tree)."""
+        32: from one row the lifetime is 0, one cell per tree).
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         first = not hasattr(self, "model_")
         self._update(X, y, sample_weight)
         if first and self.lifetime is None and self.model_.n_rows < FEW_FIRST_ROWS:

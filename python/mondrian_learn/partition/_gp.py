@@ -190,7 +190,13 @@ class PartitionGPRegressor(
     @document("X", "y", "sample_weight")
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> PartitionGPRegressor:
         """Sample the partitions (on the rows of positive weight), choose the variances left
-        as None, and solve for the dual weights α."""
+        as None, and solve for the dual weights α.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         # Before the partitions are sampled.
         check_fixed_ratio(self.signal_variance, self.noise_variance)

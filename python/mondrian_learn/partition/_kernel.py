@@ -132,7 +132,13 @@ default="mondrian"
     @restore_on_failure
     @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> RandomPartitionKernel:
-        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers)."""
+        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers).
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         m, n_jobs = int(self.n_partitions), self._threads()
         sampler = resolve_sampler(self.sampler)

@@ -108,7 +108,13 @@ class PartitionKernelPCA(
     @restore_on_failure
     @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> PartitionKernelPCA:
-        """Sample the partitions and compute the top eigenpairs of the centred kernel."""
+        """Sample the partitions and compute the top eigenpairs of the centred kernel.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         k = int(self.n_components)
         X, y = check_training_data(self, X, y)
@@ -131,9 +137,15 @@ class PartitionKernelPCA(
         root = np.sqrt(np.where(self.eigenvalues_ > 0, self.eigenvalues_, np.inf))
         return self.eigenvectors_ / root
 
-    @document("X", returns="Z : ndarray of shape (n_samples, n_components)")
+    @document("X")
     def transform(self, X: Any) -> np.ndarray:
-        """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``."""
+        """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``.
+        """
         X = self._fitted_input(X)  # feature names and width checked against this estimator
         coef = self._coefficients()
         n = coef.shape[0]
