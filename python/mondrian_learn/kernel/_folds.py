@@ -13,11 +13,7 @@ from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import UnitBoxMixin
 from mondrian_learn._lifetime_path import kept_row_splits, validation_splits
-from mondrian_learn._targets import (
-    check_sample_weight,
-    check_target_scale,
-    check_weighted_target_scale,
-)
+from mondrian_learn._targets import weighted_targets
 
 Splits = list[tuple[np.ndarray, np.ndarray]]
 
@@ -28,9 +24,7 @@ def weighted_rows(
     """``(X, y, weights, keep)``: the rows of positive weight, their weights (None when
     ``sample_weight`` is None or every kept weight is 1, so that such a fit is the
     unweighted one bit for bit) and the mask of kept rows (a slice for None)."""
-    weights, keep = check_sample_weight(sample_weight, X.shape[0])
-    X, y = X[keep], y[keep]
-    check_weighted_target_scale(y, weights)
+    X, y, weights, keep = weighted_targets(X, y, sample_weight)
     if weights is not None and np.all(weights == 1.0):
         weights = None
     return X, y, weights, keep
@@ -128,7 +122,6 @@ class ValidationFoldsMixin(UnitBoxMixin):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         given = (X, y)
         X, y, weights, keep = weighted_rows(X, y, sample_weight)
-        check_target_scale(y)
         X = self._fit_unit_box(X)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")

@@ -12,11 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mondrian_learn import _core
 from mondrian_learn._base import OnlineMixin, document, restore_on_failure, store_parameters, warn
 from mondrian_learn._points import as_core_array
-from mondrian_learn._targets import (
-    check_sample_weight,
-    check_target_scale,
-    check_weighted_target_scale,
-)
+from mondrian_learn._targets import weighted_targets
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
@@ -151,10 +147,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
             accept_sparse=self._sparse_formats(),
             y_numeric=True,
         )
-        weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        X, y = X[keep], y[keep]
-        check_target_scale(y)
-        check_weighted_target_scale(y, weights)
+        X, y, weights, _ = weighted_targets(X, y, sample_weight)
         points, y = self._fit_unit_box(X), as_core_array(y)
         self.lifetime_ = lifetime = self._lifetime(X)
         self.model_ = self._sample_trees(

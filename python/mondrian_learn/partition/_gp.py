@@ -18,11 +18,7 @@ from mondrian_learn._base import (
     store_parameters,
 )
 from mondrian_learn._memory import check_memory
-from mondrian_learn._targets import (
-    check_sample_weight,
-    check_target_scale,
-    check_weighted_target_scale,
-)
+from mondrian_learn._targets import weighted_targets
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -203,10 +199,7 @@ class PartitionGPRegressor(
         X, y = validate_data(
             self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats(), y_numeric=True
         )
-        weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        X, y = X[keep], y[keep]
-        check_target_scale(y)
-        check_weighted_target_scale(y, weights)
+        X, y, weights, _ = weighted_targets(X, y, sample_weight)
         rng, stages = self._sample_kernel(X, y)
         self.sample_weight_ = weights
         self.y_mean_ = float(np.average(y, weights=weights))
