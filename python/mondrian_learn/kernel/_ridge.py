@@ -22,8 +22,6 @@ from mondrian_learn._validation import (
     Param,
 )
 from mondrian_learn.kernel._base import (
-    EXTENSION_NOTE,
-    TREE_PARAMETERS,
     CorePointsKernelBase,
     RidgePredictMixin,
 )
@@ -49,12 +47,20 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
     w ~ N(0, σ²/α I), y − ȳ ~ N(Φw, σ²I), with σ² at its maximum-likelihood value
     σ̂² = (‖y − ȳ‖² − ‖z‖²)/N, z = L⁻¹Φᵀ(y − ȳ), L the Cholesky factor:
     log p = −N/2 log(2πσ̂²) − N/2 + C/2 log α − 1/2 log det(ΦᵀΦ + αI).
-    """
 
-    __doc__ += (
-        EXTENSION_NOTE
-        + TREE_PARAMETERS
-        + """
+    Points outside the training data are read as :class:`MondrianKernelFeatures` reads them:
+    through the conditional Mondrian process, integrated out analytically.
+
+    Parameters
+    ----------
+    n_estimators : int, default=50
+        Number of trees M (each feature row has exactly M stored entries).
+    lifetime : float or None, default=None
+        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of the scaled
+        features (the unit box unless ``scale_features=False``). None: the λ at which a
+        Mondrian process on the training data's box has 128 expected cells per tree,
+        Π_d (1 + λ r_d) = 128 — about as many feature columns in any dimension, and the same
+        λ for a row weighted k and the row repeated k times (``lifetime_``).
     alpha : float, default=1.0
         Ridge penalty δ² > 0: the prior precision of the weights relative to the noise,
         σ²/α per weight. With K = ΦΦᵀ ≈ the Laplace kernel (K(x, x) = 1), α plays the
@@ -102,7 +108,6 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
     >>> bool(np.sqrt(np.mean((model.predict(X) - y) ** 2)) < 0.1)
     True
     """
-    )
 
     _parameters = {
         "n_estimators": Param(50, *COUNT),
