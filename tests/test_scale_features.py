@@ -14,19 +14,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
-import mondrian_learn
-from mondrian_learn import (
-    MondrianForestClassifier,
-    MondrianForestRegressor,
-    MondrianGridRidgeCV,
-    MondrianKernelFeatures,
-    MondrianKernelRidge,
-    MondrianKernelRidgeCV,
-    PartitionGPRegressor,
-    PartitionKernelPCA,
-    PartitionSVC,
-    RandomPartitionKernel,
-)
+import mondrian_learn as ml
 from mondrian_learn.kernel.baselines import (
     LaplaceFourierFeatures,
     LaplaceKernelRidge,
@@ -45,40 +33,48 @@ def _dense(Z: Any) -> np.ndarray:
 
 def _outputs(model: Any, Q: np.ndarray) -> list[np.ndarray]:
     """What a fitted model says about new points ``Q``."""
-    if isinstance(model, RandomPartitionKernel):
+    if isinstance(model, ml.RandomPartitionKernel):
         return [model.kernel_matrix(Q)]
     if hasattr(model, "transform"):
         return [_dense(model.transform(Q))]
     if hasattr(model, "predict_proba"):
         return [model.predict_proba(Q)]
-    if isinstance(model, PartitionSVC):
+    if isinstance(model, ml.PartitionSVC):
         return [model.decision_function(Q)]
     return [model.predict(Q)]
 
 
 #: Every estimator that takes X, with a configuration small enough for a quick fit.
 CASES: list[tuple[str, Callable[[], Any]]] = [
-    ("forest regressor", lambda: MondrianForestRegressor(5, lifetime=4.0)),
-    ("forest classifier", lambda: MondrianForestClassifier(5, lifetime=4.0)),
-    ("kernel features", lambda: MondrianKernelFeatures(20, lifetime=3.0)),
-    ("kernel ridge", lambda: MondrianKernelRidge(20, lifetime=3.0, alpha=1e-2)),
-    ("kernel ridge CV", lambda: MondrianKernelRidgeCV(10, lifetimes=10)),
-    ("grid ridge CV", lambda: MondrianGridRidgeCV(5, max_iter=15)),
+    ("forest regressor", lambda: ml.MondrianForestRegressor(5, lifetime=4.0)),
+    ("forest classifier", lambda: ml.MondrianForestClassifier(5, lifetime=4.0)),
+    ("kernel features", lambda: ml.MondrianKernelFeatures(20, lifetime=3.0)),
+    ("kernel ridge", lambda: ml.MondrianKernelRidge(20, lifetime=3.0, alpha=1e-2)),
+    ("kernel ridge CV", lambda: ml.MondrianKernelRidgeCV(10, lifetimes=10)),
+    ("grid ridge CV", lambda: ml.MondrianGridRidgeCV(5, max_iter=15)),
     ("Fourier features", lambda: LaplaceFourierFeatures(20, lifetime=3.0)),
     ("random binning", lambda: RandomBinningFeatures(20, lifetime=3.0)),
     ("exact Laplace ridge", lambda: LaplaceKernelRidge(lifetime=3.0, alpha=1e-2)),
-    ("partition kernel", lambda: RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=20)),
+    (
+        "partition kernel",
+        lambda: ml.RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=20),
+    ),
     (
         "fast-cluster kernel",
-        lambda: RandomPartitionKernel(FastClusterPartitions(), n_partitions=20),
+        lambda: ml.RandomPartitionKernel(FastClusterPartitions(), n_partitions=20),
     ),
-    ("forest kernel", lambda: RandomPartitionKernel(RandomForestPartitions(), n_partitions=5)),
+    ("forest kernel", lambda: ml.RandomPartitionKernel(RandomForestPartitions(), n_partitions=5)),
     (
         "GP",
-        lambda: PartitionGPRegressor(MondrianPartitions(3.0), n_partitions=20, noise_variance=0.1),
+        lambda: ml.PartitionGPRegressor(
+            MondrianPartitions(3.0), n_partitions=20, noise_variance=0.1
+        ),
     ),
-    ("kernel PCA", lambda: PartitionKernelPCA(2, sampler=MondrianPartitions(3.0), n_partitions=20)),
-    ("SVC", lambda: PartitionSVC(MondrianPartitions(3.0), n_partitions=20)),
+    (
+        "kernel PCA",
+        lambda: ml.PartitionKernelPCA(2, sampler=MondrianPartitions(3.0), n_partitions=20),
+    ),
+    ("SVC", lambda: ml.PartitionSVC(MondrianPartitions(3.0), n_partitions=20)),
 ]
 
 
@@ -111,9 +107,9 @@ def test_online_points_use_the_map_of_the_first_fit() -> None:
     X = rng.uniform(size=(200, 3)) * np.array([1.0, 100.0, 1e-2])
     y = X[:, 0] + X[:, 1] / 100
     low, span = X[:50].min(axis=0), np.ptp(X[:50], axis=0)
-    model = MondrianKernelRidge(10, lifetime=2.0, alpha=1e-2, random_state=0).fit(X[:50], y[:50])
+    model = ml.MondrianKernelRidge(10, lifetime=2.0, alpha=1e-2, random_state=0).fit(X[:50], y[:50])
     model.partial_fit(X[50:], y[50:])
-    by_hand = MondrianKernelRidge(10, lifetime=2.0, alpha=1e-2, scale_features=False)
+    by_hand = ml.MondrianKernelRidge(10, lifetime=2.0, alpha=1e-2, scale_features=False)
     by_hand.set_params(random_state=0).fit((X[:50] - low) / span, y[:50])
     by_hand.partial_fit((X[50:] - low) / span, y[50:])
     np.testing.assert_array_equal(model.data_min_, low)
@@ -122,7 +118,7 @@ def test_online_points_use_the_map_of_the_first_fit() -> None:
 
 def test_every_estimator_scales_by_default_with_one_parameter() -> None:
     """The same name, default and meaning everywhere (the forests' since the first issue)."""
-    estimators = [getattr(mondrian_learn, name) for name in mondrian_learn.__all__]
+    estimators = [getattr(ml, name) for name in ml.__all__]
     estimators = [e for e in estimators if inspect.isclass(e)]
     estimators += [LaplaceFourierFeatures, RandomBinningFeatures, LaplaceKernelRidge]
     for estimator in estimators:
@@ -133,10 +129,14 @@ def test_every_estimator_scales_by_default_with_one_parameter() -> None:
 
 def test_a_range_that_overflows_is_refused_naming_the_way_out() -> None:
     X = np.array([[-1e308, 0.0], [1e308, 1.0], [0.0, 2.0]])
-    for model in [MondrianKernelRidge(5), RandomPartitionKernel(n_partitions=5), PartitionSVC()]:
+    for model in [
+        ml.MondrianKernelRidge(5),
+        ml.RandomPartitionKernel(n_partitions=5),
+        ml.PartitionSVC(),
+    ]:
         with pytest.raises(ValueError, match="overflows float64.*scale_features=False"):
-            model.fit(X, [0.0, 1.0, 0.0] if not isinstance(model, PartitionSVC) else [0, 1, 0])
-    model = MondrianKernelRidge(5, random_state=0).fit([[0.0], [1e-10]], [0.0, 1.0])
+            model.fit(X, [0.0, 1.0, 0.0] if not isinstance(model, ml.PartitionSVC) else [0, 1, 0])
+    model = ml.MondrianKernelRidge(5, random_state=0).fit([[0.0], [1e-10]], [0.0, 1.0])
     with pytest.raises(ValueError, match="overflow float64 once scaled"):
         model.predict([[1e308]])
 
@@ -146,7 +146,7 @@ def test_default_partition_svc_on_raw_breast_cancer() -> None:
     pair in one cluster and scored the majority rate, 0.63; on the unit box it is a kernel."""
     X, y = load_breast_cancer(return_X_y=True)
     scores = cross_val_score(
-        PartitionSVC(random_state=0), X, y, cv=StratifiedKFold(3, shuffle=True, random_state=0)
+        ml.PartitionSVC(random_state=0), X, y, cv=StratifiedKFold(3, shuffle=True, random_state=0)
     )
     assert scores.min() > 0.9  # measured 0.96; the majority rate is 0.63
 
@@ -154,9 +154,9 @@ def test_default_partition_svc_on_raw_breast_cancer() -> None:
 @pytest.mark.parametrize(
     "model",
     [
-        MondrianKernelRidge(random_state=0),
+        ml.MondrianKernelRidge(random_state=0),
         LaplaceKernelRidge(),
-        PartitionGPRegressor(random_state=0),
+        ml.PartitionGPRegressor(random_state=0),
     ],
     ids=["Mondrian kernel ridge", "exact Laplace ridge", "partition GP"],
 )
