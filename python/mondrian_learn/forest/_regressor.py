@@ -176,13 +176,13 @@ default="held_out"
         "prior_mean": Param(None, None, Real()),
         "gamma1": Param(None, None, *POSITIVE),
         "gamma2": Param(None, None, *POSITIVE),
-        "noise_variance": Param(None, None, Options({"heuristic", "within_leaf"}), *POSITIVE),
-        "posterior": Param("exact", Options({"exact", "fast"})),
+        "noise_variance": Param(None, None, Options.of_core("noise_variance"), *POSITIVE),
+        "posterior": Param("exact", Options.of_core("posterior")),
         "candidate_dimensions": Param(
             1.0, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
         ),
         "hyperparameters": Param(
-            "held_out", Options({"held_out", "heuristic", "evidence", "leave_one_out"})
+            "held_out", Options.of_core("hyperparameters", "held_out", "heuristic")
         ),
     }
 

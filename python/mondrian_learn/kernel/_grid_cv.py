@@ -198,7 +198,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMi
         "validation_fraction": VALIDATION_FRACTION,
         "cv": CV,
         "lifetime_threshold": Param(0.5, Real(low=0)),
-        "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
+        "solver": Param("auto", Options.of_core("solver")),
         "max_dense_features": Param(256, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
         "gradient_max_iter": Param(300, *COUNT),

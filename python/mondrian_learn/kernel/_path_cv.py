@@ -166,7 +166,7 @@ class MondrianKernelRidgeCV(
         "selection": Param("validation", Options({"validation", "evidence"})),
         "validation_fraction": VALIDATION_FRACTION,
         "cv": CV,
-        "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
+        "solver": Param("auto", Options.of_core("solver")),
         "max_dense_features": Param(4096, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
         "gradient_max_iter": Param(300, *COUNT),

@@ -39,7 +39,7 @@ from mondrian_learn.partition._samplers import (
 )
 
 #: The preconditioners of :meth:`RandomPartitionKernel.solve`.
-PRECONDITIONER: list[Any] = [Options({"partition", "jacobi", "none"})]
+PRECONDITIONER: list[Any] = [Options.of_core("preconditioner")]
 
 
 def as_block(V: Any, n: int, name: str = "V") -> tuple[np.ndarray, bool]:
