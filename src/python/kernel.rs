@@ -219,12 +219,15 @@ fn path_dict(
     Ok(out)
 }
 
+/// A column of a dict of arrays: its name, and its value at each point.
+pub(super) type Column<'a, P, T> = (&'a str, fn(&P) -> T);
+
 /// `out[name]`, for each `(name, value)` of `columns`, becomes the array of `value(p)` over
 /// `points` (a path's or a search's columns).
 pub(super) fn set_columns<P, T: Element>(
     out: &Bound<'_, PyDict>,
     points: &[P],
-    columns: &[(&str, fn(&P) -> T)],
+    columns: &[Column<'_, P, T>],
 ) -> PyResult<()> {
     for (name, value) in columns {
         let column: Vec<T> = points.iter().map(value).collect();
