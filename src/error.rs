@@ -6,7 +6,12 @@ use thiserror::Error;
 /// never a panic.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum Error {
-    /// A parameter outside its domain (e.g. `min_samples_split < 1`, negative lifetime).
+    /// A parameter the core cannot work with. The domain of each parameter (`n_estimators >= 1`,
+    /// a finite lifetime, a solver's name) is the estimators' parameter tables' rule, checked
+    /// in Python; here it is either a value that conflicts with the data or the fitted state
+    /// (a lifetime beyond the trees', more feature columns than `max_dense_features`, a tree
+    /// past its node budget, a point store's directory) or a guard that keeps the core from
+    /// misbehaving (a zero count, a non-positive tolerance) when a caller skipped the tables.
     #[error("invalid parameter `{name}`: {reason}")]
     InvalidParameter { name: &'static str, reason: String },
     /// Input data of the wrong shape or content.
@@ -53,6 +58,27 @@ pub fn one_of<T: Copy>(parameter: &'static str, value: &str, choices: &[(&str, T
         reason: format!("must be {listed}, got {value:?}"),
     })
 }
+
+/// Declares the string options of the parameter `$parameter` on the enum `$choice`:
+/// `PARAMETER`, `CHOICES` (each choice's name: the one list of them, which the estimators'
+/// parameter tables read through the bindings, so a name is checked once, in Python) and
+/// `named`, which converts a checked name.
+macro_rules! string_options {
+    ($choice:ty, $parameter:literal, [$($name:literal => $variant:ident),+ $(,)?]) => {
+        impl $choice {
+            /// The parameter these choices are the values of.
+            pub const PARAMETER: &'static str = $parameter;
+            /// Each choice's name.
+            pub const CHOICES: &'static [(&'static str, Self)] = &[$(($name, Self::$variant)),+];
+
+            /// The choice called `name` (one of [`Self::CHOICES`]).
+            pub fn named(name: &str) -> $crate::error::Result<Self> {
+                $crate::error::one_of(Self::PARAMETER, name, Self::CHOICES)
+            }
+        }
+    };
+}
+pub(crate) use string_options;
 
 #[cfg(test)]
 mod tests {

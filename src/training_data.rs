@@ -110,6 +110,16 @@ pub fn check_targets(n_rows: usize, y: &ArrayView1<f64>) -> Result<()> {
     Ok(())
 }
 
+/// [`check_targets`] and, when given, [`check_weights`]: a regression model's new rows.
+pub fn check_targets_and_weights(
+    n_rows: usize,
+    y: &ArrayView1<f64>,
+    weights: Option<&ArrayView1<f64>>,
+) -> Result<()> {
+    check_targets(n_rows, y)?;
+    weights.map_or(Ok(()), |w| check_weights(n_rows, w))
+}
+
 /// The largest weight accepted: weighted sums of squares of targets up to 1e150 stay finite.
 const MAX_WEIGHT: f64 = 1e150;
 

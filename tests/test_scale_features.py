@@ -15,20 +15,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
-import mondrian_learn
-from mondrian_learn import (
-    MondrianDensityEstimator,
-    MondrianForestClassifier,
-    MondrianForestRegressor,
-    MondrianGridRidgeCV,
-    MondrianKernelFeatures,
-    MondrianKernelRidge,
-    MondrianKernelRidgeCV,
-    PartitionGPRegressor,
-    PartitionKernelPCA,
-    PartitionSVC,
-    RandomPartitionKernel,
-)
+import mondrian_learn as ml
 from mondrian_learn._points import as_core_points
 from mondrian_learn.kernel.baselines import (
     LaplaceFourierFeatures,
@@ -49,40 +36,48 @@ def _dense(Z: Any) -> np.ndarray:
 
 def _outputs(model: Any, Q: np.ndarray) -> list[np.ndarray]:
     """What a fitted model says about new points ``Q``."""
-    if isinstance(model, RandomPartitionKernel):
+    if isinstance(model, ml.RandomPartitionKernel):
         return [model.kernel_matrix(Q)]
     if hasattr(model, "transform"):
         return [_dense(model.transform(Q))]
     if hasattr(model, "predict_proba"):
         return [model.predict_proba(Q)]
-    if isinstance(model, PartitionSVC):
+    if isinstance(model, ml.PartitionSVC):
         return [model.decision_function(Q)]
     return [model.predict(Q)]
 
 
 #: Every estimator that takes X, with a configuration small enough for a quick fit.
 CASES: list[tuple[str, Callable[[], Any]]] = [
-    ("forest regressor", lambda: MondrianForestRegressor(5, lifetime=4.0)),
-    ("forest classifier", lambda: MondrianForestClassifier(5, lifetime=4.0)),
-    ("kernel features", lambda: MondrianKernelFeatures(20, lifetime=3.0)),
-    ("kernel ridge", lambda: MondrianKernelRidge(20, lifetime=3.0, alpha=1e-2)),
-    ("kernel ridge CV", lambda: MondrianKernelRidgeCV(10, lifetimes=10)),
-    ("grid ridge CV", lambda: MondrianGridRidgeCV(5, max_iter=15)),
+    ("forest regressor", lambda: ml.MondrianForestRegressor(5, lifetime=4.0)),
+    ("forest classifier", lambda: ml.MondrianForestClassifier(5, lifetime=4.0)),
+    ("kernel features", lambda: ml.MondrianKernelFeatures(20, lifetime=3.0)),
+    ("kernel ridge", lambda: ml.MondrianKernelRidge(20, lifetime=3.0, alpha=1e-2)),
+    ("kernel ridge CV", lambda: ml.MondrianKernelRidgeCV(10, lifetimes=10)),
+    ("grid ridge CV", lambda: ml.MondrianGridRidgeCV(5, max_iter=15)),
     ("Fourier features", lambda: LaplaceFourierFeatures(20, lifetime=3.0)),
     ("random binning", lambda: RandomBinningFeatures(20, lifetime=3.0)),
     ("exact Laplace ridge", lambda: LaplaceKernelRidge(lifetime=3.0, alpha=1e-2)),
-    ("partition kernel", lambda: RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=20)),
+    (
+        "partition kernel",
+        lambda: ml.RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=20),
+    ),
     (
         "fast-cluster kernel",
-        lambda: RandomPartitionKernel(FastClusterPartitions(), n_partitions=20),
+        lambda: ml.RandomPartitionKernel(FastClusterPartitions(), n_partitions=20),
     ),
-    ("forest kernel", lambda: RandomPartitionKernel(RandomForestPartitions(), n_partitions=5)),
+    ("forest kernel", lambda: ml.RandomPartitionKernel(RandomForestPartitions(), n_partitions=5)),
     (
         "GP",
-        lambda: PartitionGPRegressor(MondrianPartitions(3.0), n_partitions=20, noise_variance=0.1),
+        lambda: ml.PartitionGPRegressor(
+            MondrianPartitions(3.0), n_partitions=20, noise_variance=0.1
+        ),
     ),
-    ("kernel PCA", lambda: PartitionKernelPCA(2, sampler=MondrianPartitions(3.0), n_partitions=20)),
-    ("SVC", lambda: PartitionSVC(MondrianPartitions(3.0), n_partitions=20)),
+    (
+        "kernel PCA",
+        lambda: ml.PartitionKernelPCA(2, sampler=MondrianPartitions(3.0), n_partitions=20),
+    ),
+    ("SVC", lambda: ml.PartitionSVC(MondrianPartitions(3.0), n_partitions=20)),
 ]
 
 
@@ -115,9 +110,9 @@ def test_online_points_use_the_map_of_the_first_fit() -> None:
     X = rng.uniform(size=(200, 3)) * np.array([1.0, 100.0, 1e-2])
     y = X[:, 0] + X[:, 1] / 100
     low, span = X[:50].min(axis=0), np.ptp(X[:50], axis=0)
-    model = MondrianKernelRidge(10, lifetime=2.0, alpha=1e-2, random_state=0).fit(X[:50], y[:50])
+    model = ml.MondrianKernelRidge(10, lifetime=2.0, alpha=1e-2, random_state=0).fit(X[:50], y[:50])
     model.partial_fit(X[50:], y[50:])
-    by_hand = MondrianKernelRidge(10, lifetime=2.0, alpha=1e-2, scale_features=False)
+    by_hand = ml.MondrianKernelRidge(10, lifetime=2.0, alpha=1e-2, scale_features=False)
     by_hand.set_params(random_state=0).fit((X[:50] - low) / span, y[:50])
     by_hand.partial_fit((X[50:] - low) / span, y[50:])
     np.testing.assert_array_equal(model.data_min_, low)
@@ -126,7 +121,7 @@ def test_online_points_use_the_map_of_the_first_fit() -> None:
 
 def test_every_estimator_scales_by_default_with_one_parameter() -> None:
     """The same name, default and meaning everywhere (the forests' since the first issue)."""
-    estimators = [getattr(mondrian_learn, name) for name in mondrian_learn.__all__]
+    estimators = [getattr(ml, name) for name in ml.__all__]
     estimators = [e for e in estimators if inspect.isclass(e)]
     estimators += [LaplaceFourierFeatures, RandomBinningFeatures, LaplaceKernelRidge]
     for estimator in estimators:
@@ -137,10 +132,14 @@ def test_every_estimator_scales_by_default_with_one_parameter() -> None:
 
 def test_a_range_that_overflows_is_refused_naming_the_way_out() -> None:
     X = np.array([[-1e308, 0.0], [1e308, 1.0], [0.0, 2.0]])
-    for model in [MondrianKernelRidge(5), RandomPartitionKernel(n_partitions=5), PartitionSVC()]:
+    for model in [
+        ml.MondrianKernelRidge(5),
+        ml.RandomPartitionKernel(n_partitions=5),
+        ml.PartitionSVC(),
+    ]:
         with pytest.raises(ValueError, match="overflows float64.*scale_features=False"):
-            model.fit(X, [0.0, 1.0, 0.0] if not isinstance(model, PartitionSVC) else [0, 1, 0])
-    model = MondrianKernelRidge(5, random_state=0).fit([[0.0], [1e-10]], [0.0, 1.0])
+            model.fit(X, [0.0, 1.0, 0.0] if not isinstance(model, ml.PartitionSVC) else [0, 1, 0])
+    model = ml.MondrianKernelRidge(5, random_state=0).fit([[0.0], [1e-10]], [0.0, 1.0])
     with pytest.raises(ValueError, match="overflow float64 once scaled"):
         model.predict([[1e308]])
 
@@ -150,7 +149,7 @@ def test_default_partition_svc_on_raw_breast_cancer() -> None:
     pair in one cluster and scored the majority rate, 0.63; on the unit box it is a kernel."""
     X, y = load_breast_cancer(return_X_y=True)
     scores = cross_val_score(
-        PartitionSVC(random_state=0), X, y, cv=StratifiedKFold(3, shuffle=True, random_state=0)
+        ml.PartitionSVC(random_state=0), X, y, cv=StratifiedKFold(3, shuffle=True, random_state=0)
     )
     assert scores.min() > 0.9  # measured 0.96; the majority rate is 0.63
 
@@ -158,9 +157,9 @@ def test_default_partition_svc_on_raw_breast_cancer() -> None:
 @pytest.mark.parametrize(
     "model",
     [
-        MondrianKernelRidge(random_state=0),
+        ml.MondrianKernelRidge(random_state=0),
         LaplaceKernelRidge(),
-        PartitionGPRegressor(random_state=0),
+        ml.PartitionGPRegressor(random_state=0),
     ],
     ids=["Mondrian kernel ridge", "exact Laplace ridge", "partition GP"],
 )
@@ -181,7 +180,7 @@ def _tiny_range_fit(make: Callable[[], Any]) -> Any:
     model = make()
     if "random_state" in model.get_params():
         model.set_params(random_state=0)
-    if isinstance(model, MondrianDensityEstimator):
+    if isinstance(model, ml.MondrianDensityEstimator):
         return model.fit(X)
     return model.fit(X, (y > 0.5).astype(int) if is_classifier(model) else y)
 
@@ -194,10 +193,10 @@ def _by_program(X: np.ndarray, y: object, rng: np.random.Generator) -> Any:
 #: Estimators that read new points through the map, and what a fitted one says about them.
 OVERFLOW_CASES = [
     *CASES,
-    ("density", lambda: MondrianDensityEstimator(5, lifetime=3.0)),
+    ("density", lambda: ml.MondrianDensityEstimator(5, lifetime=3.0)),
     (
         "callable partition kernel",
-        lambda: RandomPartitionKernel(CallablePartitions(_by_program), n_partitions=3),
+        lambda: ml.RandomPartitionKernel(CallablePartitions(_by_program), n_partitions=3),
     ),
 ]
 
@@ -216,7 +215,7 @@ def test_a_point_whose_image_overflows_is_refused_by_name(make: Callable[[], Any
         queries.append(scipy.sparse.csr_matrix(far))
     for Q in queries:
         with pytest.raises(ValueError, match="feature 0 so far outside the training range"):
-            if isinstance(model, MondrianDensityEstimator):
+            if isinstance(model, ml.MondrianDensityEstimator):
                 model.score_samples(Q)
             else:
                 _outputs(model, Q)
@@ -224,10 +223,10 @@ def test_a_point_whose_image_overflows_is_refused_by_name(make: Callable[[], Any
 
 def _core_answers(model: Any, points: Any) -> list[Any]:
     """What the core of a fitted estimator says about ``points`` in its own layout."""
-    if isinstance(model, MondrianDensityEstimator):
+    if isinstance(model, ml.MondrianDensityEstimator):
         path = model.model_.lifetime_path(points, [0.0, 1.0, 3.0], False, 1)
         return [model.model_.log_density(points, 1), *path]
-    if isinstance(model, RandomPartitionKernel):
+    if isinstance(model, ml.RandomPartitionKernel):
         return list(model.model_.assign(points, 1))
     return [model.model_.predict(points, 1), *model.model_.transform(points, 1)[:3]]
 
@@ -235,9 +234,9 @@ def _core_answers(model: Any, points: Any) -> list[Any]:
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: MondrianDensityEstimator(5, lifetime=3.0),
-        lambda: RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=8),
-        lambda: MondrianGridRidgeCV(5, max_iter=15),
+        lambda: ml.MondrianDensityEstimator(5, lifetime=3.0),
+        lambda: ml.RandomPartitionKernel(MondrianPartitions(3.0), n_partitions=8),
+        lambda: ml.MondrianGridRidgeCV(5, max_iter=15),
     ],
     ids=["density", "partition kernel", "grid ridge"],
 )
@@ -250,7 +249,7 @@ def test_the_core_reads_points_with_their_map_as_numpy_maps_them(
     scales = np.array([1e-3, 1.0, 250.0])
     X = rng.uniform(size=(80, 3)) * scales + np.array([5.0, -2.0, 0.0])
     model = make().set_params(random_state=0)
-    model.fit(X, X[:, 0]) if isinstance(model, MondrianGridRidgeCV) else model.fit(X)
+    model.fit(X, X[:, 0]) if isinstance(model, ml.MondrianGridRidgeCV) else model.fit(X)
     Q = rng.uniform(-0.2, 1.2, size=(40, 3)) * scales + np.array([5.0, -2.0, 0.0])
     Q[rng.uniform(size=Q.shape) < 0.4] = 0.0  # implicit zeros once sparse
     narrow = Q.astype(np.float32)

@@ -1,7 +1,7 @@
 """Helpers shared by the experiment scripts: the import guard, the results header, the command
-line and figures, and for the Mondrian kernel experiments (Balog et al., UAI 2016, §6) the CPU
-data and its split, the paper's error measure, exact ridge on any feature matrix, the dense
-lifetime path and timing."""
+line, markdown tables and figures, and for the Mondrian kernel experiments (Balog et al., UAI
+2016, §6) the CPU data and its split, the paper's error measure, exact ridge on any feature
+matrix, the dense lifetime path and timing."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Callable
 
@@ -177,6 +178,17 @@ def expected_calibration_error(proba: np.ndarray, y: np.ndarray, bins: int = 15)
     return float(total)
 
 
+def accuracy_and_log_loss(
+    proba: np.ndarray, y: np.ndarray, classes: np.ndarray
+) -> tuple[float, float]:
+    """Accuracy and log loss on labels ``y`` of class probabilities ``proba`` (a column per
+    entry of ``classes``); the loss counts a probability below 1e-15 as 1e-15."""
+    from sklearn.metrics import log_loss
+
+    accuracy = float(np.mean(classes[proba.argmax(axis=1)] == y))
+    return accuracy, float(log_loss(y, np.clip(proba, 1e-15, 1.0), labels=classes))
+
+
 def relative_error(prediction: np.ndarray, target: np.ndarray) -> float:
     """The paper's "error": 100 ‖ŷ − y‖₂ / ‖y‖₂ in percent."""
     return float(100 * np.linalg.norm(prediction - target) / np.linalg.norm(target))
@@ -227,6 +239,15 @@ def laplace_feature_maps(lifetime: float) -> dict[str, Callable[[int, int], Any]
     }
 
 
+def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[str]] = ()) -> None:
+    """A markdown table: the header row of ``columns``, its rule, then ``rows``, each printed
+    as soon as it comes (rows from a generator show a long run's progress)."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(row) + " |", flush=True)
+
+
 def print_rule_header(header: str) -> None:
     """A table's header line and a rule of dashes as long."""
     print(header)
@@ -252,16 +273,30 @@ def timed(call: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def experiment_parser(
-    doc: str | None, out: str | None = None, data: bool = False
+    doc: str | None,
+    out: str | None = None,
+    data: bool = False,
+    *,
+    n: int | None = None,
+    repeats: int | None = None,
+    seed: int | None = None,
+    part: bool = False,
 ) -> argparse.ArgumentParser:
     """A command line described by the first line of the script's docstring ``doc``, with
     ``--out`` (default ``out``: where the figure goes) and ``--data`` (the folder holding
-    ``cpu_act.csv``) when asked for."""
+    ``cpu_act.csv``) when asked for, the integer options ``--n`` (rows), ``--repeats`` and
+    ``--seed`` for those given a default, and with ``part`` the hidden ``--part KIND [ARG ...]``
+    by which :func:`run_part` asks the script for one part (:func:`answer_part`)."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     if data:
         parser.add_argument("--data", default=str(DEFAULT_DATA))
     if out is not None:
         parser.add_argument("--out", default=out)
+    for name, default in (("--n", n), ("--repeats", repeats), ("--seed", seed)):
+        if default is not None:
+            parser.add_argument(name, type=int, default=default)
+    if part:
+        parser.add_argument("--part", nargs="+", help=argparse.SUPPRESS)
     return parser
 
 
@@ -364,6 +399,18 @@ def dense_path(
         n_jobs,
         progress,
     )
+
+
+def answer_part(part: list[str] | None, parts: dict[str, Callable[..., dict]]) -> bool:
+    """The script's side of :func:`run_part`: given ``--part KIND [ARG ...]``, print
+    ``parts[KIND](*ARGS)`` as JSON and return True; without ``--part``, return False."""
+    if not part:
+        return False
+    import json
+
+    kind, *rest = part
+    print(json.dumps(parts[kind](*rest)))
+    return True
 
 
 def run_part(script: str, *args: str) -> dict:

@@ -42,8 +42,7 @@ import time
 
 import numpy as np
 from _common import experiment_parser, header
-
-M, D, LIFETIME = 100, 10, 1.0
+from _partition_setting import LIFETIME, D, M, in_memory_kpca
 
 
 def _rss_mb() -> float:
@@ -137,19 +136,10 @@ def part_kpca(args: object) -> None:
 
 
 def part_kpca_in_memory(args: object) -> None:
-    from mondrian_learn.partition import MondrianPartitions, PartitionKernelPCA
-
     X, _ = _points(args.n, args.chunk)  # type: ignore[attr-defined]
     X = np.asarray(X.compute())
     start = time.perf_counter()
-    pca = PartitionKernelPCA(
-        5,
-        sampler=MondrianPartitions(LIFETIME),
-        n_partitions=M,
-        scale_features=False,
-        random_state=0,
-        n_jobs=2,
-    ).fit(X)
+    pca = in_memory_kpca(X)
     seconds = time.perf_counter() - start
     print(
         f"kpca in memory: N = {args.n}, {seconds:.1f} s, {pca.n_products_} block products, "  # type: ignore[attr-defined]
@@ -290,9 +280,8 @@ PARTS = {
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
+    parser = experiment_parser(__doc__, n=10_000_000)
     parser.add_argument("--parts", nargs="*", default=["subsample"])
-    parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--chunk", type=int, default=500_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory-limit", default="3.5GiB")

@@ -82,10 +82,9 @@ def step_costs(
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
+    parser = experiment_parser(__doc__, repeats=5)
     parser.add_argument("--candidates", type=int, default=250_000)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 200])
-    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     header()
     regressor = import_mondrian_forest_regressor()

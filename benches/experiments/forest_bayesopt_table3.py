@@ -168,10 +168,9 @@ def summary(rows: list[dict[str, Any]], key: str) -> str:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
+    parser = experiment_parser(__doc__, repeats=15, seed=0)
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=FUNCTIONS)
     parser.add_argument("--methods", nargs="+", default=["mf", "rf", "random"])
-    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument(
         "--first-repeat",
         type=int,
@@ -189,7 +188,6 @@ def main() -> None:
     parser.add_argument("--n-initial", type=int, default=5)
     parser.add_argument("--kappa", type=float, default=1.0)
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--forest-params", default="{}", help="extra MondrianForestRegressor params, JSON"
     )

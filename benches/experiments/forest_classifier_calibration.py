@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from _common import (
     CLASSIFICATION_SETS,
+    accuracy_and_log_loss,
     expected_calibration_error,
     experiment_parser,
     header,
@@ -33,7 +34,6 @@ from sklearn.ensemble import (
     HistGradientBoostingClassifier,
     RandomForestClassifier,
 )
-from sklearn.metrics import log_loss
 
 from mondrian_learn import MondrianForestClassifier
 
@@ -51,11 +51,10 @@ def models(trees: int, n_jobs: int, seed: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, data=True)
+    parser = experiment_parser(__doc__, data=True, seed=0)
     parser.add_argument("--sets", nargs="+", default=list(CLASSIFICATION_SETS))
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     header(f"{args.trees} trees, n_jobs={args.n_jobs}")
     print(
@@ -69,11 +68,10 @@ def main() -> None:
             wall, cpu = time.perf_counter(), time.process_time()
             model.fit(X, y)
             seconds[label] = (time.perf_counter() - wall, time.process_time() - cpu)
-            proba = np.clip(model.predict_proba(X_test), 1e-15, 1.0)
-            index = np.searchsorted(model.classes_, y_test)
-            accuracy = float(np.mean(model.classes_[proba.argmax(axis=1)] == y_test))
-            loss = log_loss(y_test, proba, labels=model.classes_)
-            ece = expected_calibration_error(proba, index)
+            proba = model.predict_proba(X_test)
+            accuracy, loss = accuracy_and_log_loss(proba, y_test, model.classes_)
+            # Clipping, as the loss does, moves neither the top probability nor its class.
+            ece = expected_calibration_error(proba, np.searchsorted(model.classes_, y_test))
             chosen = (
                 f"{model.sharpness_:.3f} | {model.min_discount_:.3g}"
                 if isinstance(model, MondrianForestClassifier)

@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 from _common import (
     CLASSIFICATION_SETS,
+    accuracy_and_log_loss,
     experiment_parser,
     header,
     load_classification,
     timed,
 )
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-from sklearn.metrics import log_loss
 
 from mondrian_learn import MondrianForestClassifier
 
@@ -82,8 +82,7 @@ def main() -> None:
             model = make(X.shape[1])
             seconds, _ = timed(lambda m=model, X=X, y=y: m.fit(X, y))
             proba = model.predict_proba(X_test)
-            loss = log_loss(y_test, np.clip(proba, 1e-15, 1), labels=np.unique(y))
-            accuracy = float((proba.argmax(axis=1) == y_test).mean())
+            accuracy, loss = accuracy_and_log_loss(proba, y_test, np.unique(y))
             cells.append(f"{accuracy:.4f} / {loss:.4f} / {seconds:5.1f}")
             losses.append(loss)
         print(f"{label:<26}" + "".join(f"{c:>25}" for c in cells), end="", flush=True)

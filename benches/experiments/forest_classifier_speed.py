@@ -23,14 +23,12 @@ classes); the first ``--n`` rows (default 10⁶) train, the last 10⁵ test. 10 
 
 from __future__ import annotations
 
-import argparse
-import json
 import pickle
 import time
 from typing import Any
 
 import numpy as np
-from _common import experiment_parser, header, resident_mb, run_part
+from _common import answer_part, experiment_parser, header, resident_mb, run_part
 from sklearn.datasets import make_classification
 
 N_TEST = 100_000
@@ -135,22 +133,17 @@ def part_river(n_river: int) -> dict:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
-    parser.add_argument("--n", type=int, default=1_000_000)
+    parser = experiment_parser(__doc__, n=1_000_000, repeats=3, part=True)
     parser.add_argument("--n-single", type=int, default=100_000)
     parser.add_argument("--n-river", type=int, default=20_000)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--parts", nargs="+", default=["fit", "online"])
-    parser.add_argument("--part", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.part:
-        kind, *rest = args.part
-        if kind == "fit":
-            print(json.dumps(part_fit(rest[0], args.n, args.repeats)))
-        elif kind == "online":
-            print(json.dumps(part_online(args.n, args.n_single)))
-        else:
-            print(json.dumps(part_river(args.n_river)))
+    parts = {
+        "fit": lambda name: part_fit(name, args.n, args.repeats),
+        "online": lambda: part_online(args.n, args.n_single),
+        "river": lambda: part_river(args.n_river),
+    }
+    if answer_part(args.part, parts):
         return
     header()
     print(f"N={args.n} train, {N_TEST} test, D=20, 2 classes, {TREES} trees, n_jobs=2")

@@ -80,11 +80,10 @@ def evaluate(models: list[tuple[str, Any]], X_train, y_train, X_test, y_test):  
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
+    parser = experiment_parser(__doc__, seed=0)
     parser.add_argument("--n-train", type=int, default=100_000)
     parser.add_argument("--n-test", type=int, default=100_000)
     parser.add_argument("--parquet", default=None, help="path of flights-3m.parquet")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--min-samples-leaf", type=int, default=1, help="of the scikit-learn forests"
     )

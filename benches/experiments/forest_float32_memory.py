@@ -58,8 +58,7 @@ def measure(stage: str, n: int, d: int) -> None:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
-    parser.add_argument("--n", type=int, default=2_000_000)
+    parser = experiment_parser(__doc__, n=2_000_000)
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--stage", choices=["fit", "predict"])
     args = parser.parse_args()

@@ -17,9 +17,17 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from _common import best_of, experiment_parser, header, load_regression
+from _common import best_of
+from _regression_timing import time_on_regression_sets, wall_cpu
 
 from mondrian_learn import MondrianForestRegressor
+
+COLUMNS = [
+    "set (train rows)",
+    "fit s, heuristic (wall / cpu)",
+    "fit s, held-out",
+    "added (wall / cpu)",
+]
 
 
 def fit_seconds(rule: str, X: np.ndarray, y: np.ndarray, repeats: int) -> tuple[float, float]:
@@ -28,27 +36,14 @@ def fit_seconds(rule: str, X: np.ndarray, y: np.ndarray, repeats: int) -> tuple[
     return best_of(repeats, partial(model.fit, X, y))
 
 
-def main() -> None:
-    parser = experiment_parser(__doc__, data=True)
-    parser.add_argument("--sets", nargs="+", default=["cpu_act", "house_16h"])
-    parser.add_argument("--repeats", type=int, default=2)
-    args = parser.parse_args()
-    header("100 trees, n_jobs=2")
-    print(
-        "| set (train rows) | fit s, heuristic (wall / cpu) | fit s, held-out "
-        "| added (wall / cpu) |\n|---|---|---|---|"
-    )
-    for name in args.sets:
-        X, y, _, _ = load_regression(name, args.data)
-        base = fit_seconds("heuristic", X, y, args.repeats)
-        chosen = fit_seconds("held_out", X, y, args.repeats)
-        print(
-            f"| {name} ({len(y)}) | {base[0]:.2f} / {base[1]:.2f} | "
-            f"{chosen[0]:.2f} / {chosen[1]:.2f} | "
-            f"{chosen[0] / base[0] - 1:+.0%} / {chosen[1] / base[1] - 1:+.0%} |",
-            flush=True,
-        )
+def row(name: str, split: tuple[np.ndarray, ...], repeats: int) -> list[str]:
+    """A set's fit seconds with each rule, and what choosing adds."""
+    X, y, _, _ = split
+    base = fit_seconds("heuristic", X, y, repeats)
+    chosen = fit_seconds("held_out", X, y, repeats)
+    added = f"{chosen[0] / base[0] - 1:+.0%} / {chosen[1] / base[1] - 1:+.0%}"
+    return [f"{name} ({len(y)})", wall_cpu(base), wall_cpu(chosen), added]
 
 
 if __name__ == "__main__":
-    main()
+    time_on_regression_sets(__doc__, 2, COLUMNS, row)

@@ -28,9 +28,7 @@ compare; peak memory does not depend on the load.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import pickle
 import resource
 import threading
@@ -39,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import experiment_parser, header, resident_mb, run_part
+from _common import answer_part, experiment_parser, header, resident_mb, run_part
 
 N_TEST, TREES = 100_000, 10
 REGRESSORS = ["MF regressor default", "ET regressor"]
@@ -171,6 +169,13 @@ def path_lengths(name: str, model: Any, X: np.ndarray) -> dict[str, float]:
     return {"nodes": nodes / n, "boxes read": boxes / n, "events": events / n}
 
 
+def part_paths(name: str, n: int, store: Path) -> dict[str, float]:
+    """:func:`path_lengths` of the stored model ``name`` on 20,000 of its test rows."""
+    _, _, X_test, _ = data(name, n)
+    model = pickle.loads((store / f"{name}.pkl").read_bytes())
+    return path_lengths(name, model, X_test[:20_000])
+
+
 def part_predict(ours: str, theirs: str, n: int, store: Path, repeats: int) -> dict:
     _, _, X_test, _ = data(ours, n)
     models = {n: pickle.loads((store / f"{n}.pkl").read_bytes()) for n in (ours, theirs)}
@@ -210,26 +215,21 @@ def describe(counts: dict[str, float]) -> str:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
+    parser = experiment_parser(__doc__, repeats=3, part=True)
     parser.add_argument("--n", type=int, default=1_000_000, help="training rows")
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--parts", nargs="+", default=["mem", "predict"])
     parser.add_argument("--models", nargs="+", default=[*REGRESSORS, *CLASSIFIERS])
     parser.add_argument("--store", type=Path, default=Path("/tmp/forest_memory_profile"))
-    parser.add_argument("--part", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.part:
-        kind, *rest = args.part
-        if kind == "mem":
-            print(json.dumps(part_mem(rest[0], args.n, args.store)))
-        elif kind == "paths":
-            _, _, X_test, _ = data(rest[0], args.n)
-            model = pickle.loads((args.store / f"{rest[0]}.pkl").read_bytes())
-            print(json.dumps(path_lengths(rest[0], model, X_test[:20_000])))
-        elif kind == "predict":
-            print(json.dumps(part_predict(rest[0], rest[1], args.n, args.store, args.repeats)))
-        else:
-            print(json.dumps(part_predict_only(rest[0], args.n, args.store, args.repeats)))
+    parts = {
+        "mem": lambda name: part_mem(name, args.n, args.store),
+        "paths": lambda name: part_paths(name, args.n, args.store),
+        "predict": lambda ours, theirs: part_predict(
+            ours, theirs, args.n, args.store, args.repeats
+        ),
+        "predict_only": lambda name: part_predict_only(name, args.n, args.store, args.repeats),
+    }
+    if answer_part(args.part, parts):
         return
     header()
     common = ["--n", str(args.n), "--store", str(args.store), "--repeats", str(args.repeats)]

@@ -18,39 +18,38 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from _common import best_of, experiment_parser, header, load_regression
+from _common import best_of
+from _regression_timing import time_on_regression_sets, wall_cpu
 
 from mondrian_learn import MondrianForestRegressor
 
 LEVELS = np.round(np.arange(1, 20) * 0.05, 2)
 
 
-def main() -> None:
+COLUMNS = [
+    "set (train / test rows)",
+    "MF 19 quantiles s wall / cpu",
+    "MF mean+std",
+    "QRF 19 quantiles",
+    "MF quantiles / QRF (wall)",
+]
+
+
+def row(name: str, split: tuple[np.ndarray, ...], repeats: int) -> list[str]:
+    """A set's seconds of 19 quantiles, of mean and standard deviation, and of the peer's 19
+    quantiles."""
     from quantile_forest import RandomForestQuantileRegressor
 
-    parser = experiment_parser(__doc__, data=True)
-    parser.add_argument("--sets", nargs="+", default=["cpu_act", "house_16h"])
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    header("100 trees, n_jobs=2")
-    print(
-        "| set (train / test rows) | MF 19 quantiles s wall / cpu | MF mean+std | "
-        "QRF 19 quantiles | MF quantiles / QRF (wall) |\n|---|---|---|---|---|"
-    )
-    for name in args.sets:
-        X, y, X_test, _ = load_regression(name, args.data)
-        ours = MondrianForestRegressor(n_jobs=2, random_state=0).fit(X, y)
-        peer = RandomForestQuantileRegressor(n_estimators=100, n_jobs=2, random_state=0)
-        peer.fit(X, y)
-        q = best_of(args.repeats, partial(ours.predict_quantiles, X_test, LEVELS))
-        s = best_of(args.repeats, partial(ours.predict, X_test, return_std=True))
-        p = best_of(args.repeats, partial(peer.predict, X_test, quantiles=list(LEVELS)))
-        print(
-            f"| {name} ({len(y)} / {len(X_test)}) | {q[0]:.2f} / {q[1]:.2f} | "
-            f"{s[0]:.2f} / {s[1]:.2f} | {p[0]:.2f} / {p[1]:.2f} | {q[0] / p[0]:.1f}× |",
-            flush=True,
-        )
+    X, y, X_test, _ = split
+    ours = MondrianForestRegressor(n_jobs=2, random_state=0).fit(X, y)
+    peer = RandomForestQuantileRegressor(n_estimators=100, n_jobs=2, random_state=0)
+    peer.fit(X, y)
+    q = best_of(repeats, partial(ours.predict_quantiles, X_test, LEVELS))
+    s = best_of(repeats, partial(ours.predict, X_test, return_std=True))
+    p = best_of(repeats, partial(peer.predict, X_test, quantiles=list(LEVELS)))
+    size = f"{name} ({len(y)} / {len(X_test)})"
+    return [size, wall_cpu(q), wall_cpu(s), wall_cpu(p), f"{q[0] / p[0]:.1f}×"]
 
 
 if __name__ == "__main__":
-    main()
+    time_on_regression_sets(__doc__, 3, COLUMNS, row)

@@ -30,12 +30,10 @@ from sklearn.ensemble import ExtraTreesRegressor
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
-    parser.add_argument("--n", type=int, default=1_000_000)
+    parser = experiment_parser(__doc__, n=1_000_000, repeats=2)
     parser.add_argument("--n-test", type=int, default=100_000)
     parser.add_argument("--n-gamma", type=int, default=100_000)
     parser.add_argument("--noise", type=float, default=1.0)
-    parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     regressor = import_mondrian_forest_regressor()
     print(machine_info())

@@ -230,9 +230,8 @@ def mean_of(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, data=True)
+    parser = experiment_parser(__doc__, data=True, repeats=5)
     parser.add_argument("--sets", nargs="+", default=list(REGRESSION_SETS))
-    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--models", nargs="+", default=["MF", "RF", "ET", "QRF", "NGB"])
     parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--cache", default="benches/out/regression_peers.json")

@@ -79,11 +79,9 @@ def measure(route: str, n: int, train: int, categories: int, repeats: int) -> No
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
-    parser.add_argument("--n", type=int, default=1_000_000)
+    parser = experiment_parser(__doc__, n=1_000_000, repeats=3)
     parser.add_argument("--train", type=int, default=100_000)
     parser.add_argument("--categories", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--route", choices=["sparse", "dense", "extra_trees"])
     args = parser.parse_args()
     if args.route:

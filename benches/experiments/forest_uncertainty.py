@@ -27,8 +27,7 @@ DISTANCES = [0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0]
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, out="")
-    parser.add_argument("--n", type=int, default=2000)
+    parser = experiment_parser(__doc__, out="", n=2000)
     parser.add_argument("--trees", type=int, default=20)
     args = parser.parse_args()
     regressor = import_mondrian_forest_regressor()

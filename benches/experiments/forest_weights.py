@@ -74,13 +74,12 @@ def criteria(names: list[str], data: str) -> None:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, data=True)
+    parser = experiment_parser(__doc__, data=True, repeats=3)
     parser.add_argument("--regression", nargs="*", default=list(REGRESSION_SETS))
     parser.add_argument(
         "--classification", nargs="*", default=[s for s in CLASSIFICATION_SETS if s != "sensorless"]
     )
     parser.add_argument("--max-rows", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--accuracy", action="store_true")
     parser.add_argument("--criteria", action="store_true")
     args = parser.parse_args()

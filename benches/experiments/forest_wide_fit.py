@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from _common import best_of, experiment_parser, header
+from _common import best_of, experiment_parser, header, markdown_table
 
 from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor
 
@@ -26,9 +26,8 @@ BLIND = {"candidate_dimensions": 1, "candidate_locations": 1}
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__)
+    parser = experiment_parser(__doc__, repeats=3)
     parser.add_argument("--widths", nargs="+", type=int, default=[1000, 10000, 40000])
-    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     header("5 rows, 10 trees, n_jobs=1")
     rng = np.random.default_rng(0)
@@ -39,9 +38,9 @@ def main() -> None:
         "regressor (guided)": (MondrianForestRegressor, {}, targets),
         "regressor (blind)": (MondrianForestRegressor, BLIND, targets),
     }
-    print("| D | " + " | ".join(models) + " |\n|---|" + "---|" * len(models))
     times: dict[str, dict[int, float]] = {name: {} for name in models}
-    for d in args.widths:
+
+    def row(d: int) -> list[str]:
         X = rng.uniform(size=(5, d))
         cells = []
         for name, (kind, params, y) in models.items():
@@ -49,7 +48,9 @@ def main() -> None:
             wall, cpu = best_of(args.repeats, partial(model.fit, X, y))
             times[name][d] = cpu
             cells.append(f"{wall:.3f} / {cpu:.3f}")
-        print(f"| {d:,} | " + " | ".join(cells) + " |", flush=True)
+        return [f"{d:,}", *cells]
+
+    markdown_table(["D", *models], map(row, args.widths))
     top = max(args.widths)
     if top // 4 in args.widths:
         ratios = ", ".join(f"{n} {t[top] / t[top // 4]:.2f}" for n, t in times.items())

@@ -37,12 +37,10 @@ def max_error(Z: object, exact: np.ndarray) -> float:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, out="benches/out/kernel_fig5.png")
+    parser = experiment_parser(__doc__, out="benches/out/kernel_fig5.png", repeats=5, seed=0)
     parser.add_argument("--n-points", type=int, default=100)
     parser.add_argument("--lifetime", type=float, default=10.0)
     parser.add_argument("--max-m", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     header()
     X = np.random.default_rng(args.seed).uniform(size=(args.n_points, 2))

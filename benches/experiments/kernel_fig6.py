@@ -34,12 +34,12 @@ from mondrian_learn.kernel.baselines import LaplaceKernelRidge
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, out="benches/out/kernel_fig6.png", data=True)
+    parser = experiment_parser(
+        __doc__, out="benches/out/kernel_fig6.png", data=True, repeats=5, seed=0
+    )
     parser.add_argument("--lifetime", type=float, default=1e-6)
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--m", type=int, nargs="+", default=[2, 5, 10, 20, 50, 100])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     X, y, Xt, yt = start_cpu_experiment(args.data, "test")
     lam, alpha = args.lifetime, args.alpha

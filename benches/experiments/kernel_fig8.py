@@ -27,6 +27,7 @@ Usage::
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -82,14 +83,13 @@ def first_time(times: Any, errors: Any, target: float) -> float:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, out="benches/out/kernel_fig8.png", data=True)
+    parser = experiment_parser(__doc__, out="benches/out/kernel_fig8.png", data=True, seed=0)
     parser.add_argument("--m", type=int, default=350)
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--max-lifetime", type=float, default=1e-6)
     parser.add_argument("--ff-steps", type=int, default=10_000)
     parser.add_argument("--rb-steps", type=int, default=10_000)
     parser.add_argument("--budget", type=float, default=150.0, help="seconds per search")
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     X, y, Xv, yv = start_cpu_experiment(args.data, "val")
     m, alpha = args.m, args.alpha
@@ -118,23 +118,19 @@ def main() -> None:
         f"validation error {mk_errors[best_mk]:.2f} % at λ = {path['lifetimes'][best_mk]:.3g}"
     )
 
-    def fourier(lam: float) -> float:
-        f = LaplaceFourierFeatures(
-            m, lifetime=lam, scale_features=False, random_state=args.seed
-        ).fit(X)
-        (p,) = ridge_predictions(f.transform(X), y, alpha, [f.transform(Xv)])
-        return relative_error(p, yv)
-
-    def binning(lam: float) -> float:
-        f = RandomBinningFeatures(
-            m, lifetime=lam, scale_features=False, random_state=args.seed
-        ).fit(X)
+    def validation_error(features: type, lam: float) -> float:
+        """A search's step: fresh ``features`` at λ, exact ridge, validation error."""
+        f = features(m, lifetime=lam, scale_features=False, random_state=args.seed).fit(X)
         (p,) = ridge_predictions(f.transform(X), y, alpha, [f.transform(Xv)])
         return relative_error(p, yv)
 
     searches = {
-        "Fourier features": select_width(fourier, args.ff_steps, args.budget),
-        "random binning": select_width(binning, args.rb_steps, args.budget),
+        "Fourier features": select_width(
+            partial(validation_error, LaplaceFourierFeatures), args.ff_steps, args.budget
+        ),
+        "random binning": select_width(
+            partial(validation_error, RandomBinningFeatures), args.rb_steps, args.budget
+        ),
     }
     for name, (times, errors, lifetimes) in searches.items():
         best = int(np.argmin(errors))

@@ -73,14 +73,13 @@ def same_partitions(Z: scipy.sparse.csr_matrix, leaves: np.ndarray) -> bool:
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, out="benches/out/kernel_fig9.png", data=True)
+    parser = experiment_parser(__doc__, out="benches/out/kernel_fig9.png", data=True, seed=0)
     parser.add_argument("--trees", type=int, default=50)
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--max-lifetime", type=float, default=1e-5)
     parser.add_argument("--min-lifetime", type=float, default=1e-8)
     parser.add_argument("--points", type=int, default=16)
     parser.add_argument("--time-unit", type=float, default=1e-6)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     X, y, Xt, yt = start_cpu_experiment(args.data, "test")
     m = args.trees

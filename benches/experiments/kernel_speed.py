@@ -34,12 +34,10 @@ from mondrian_learn._validation import draw_seed
 
 
 def main() -> None:
-    parser = experiment_parser(__doc__, data=True)
+    parser = experiment_parser(__doc__, data=True, repeats=3, seed=0)
     parser.add_argument("--trees", type=int, default=50)
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--max-lifetime", type=float, default=5e-6)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     X, y, Xv, yv = start_cpu_experiment(args.data, "val")
     m, alpha = args.trees, args.alpha

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import numpy as np
-from _common import experiment_parser, header
+from _common import experiment_parser, header, markdown_table
 
 from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor
 
@@ -50,23 +51,27 @@ def main() -> None:
             "predict_proba",
         ),
     ]
-    print("\n| forest | after | 50-row prediction µs | 1-row prediction µs |\n|---|---|---|---|")
-    for name, make, target, first, method in tasks:
-        stream = make(10, random_state=0)
-        stream.partial_fit(X[:1], target[:1], **first)
-        start = time.perf_counter()
-        for i in range(1, n):
-            stream.partial_fit(X[i : i + 1], target[i : i + 1])
-        streamed = time.perf_counter() - start
-        batch = make(10, random_state=0).fit(X, target)
-        for label, model in [
-            (f"{n:,} one-row updates ({streamed:.1f} s)", stream),
-            ("a batch fit", batch),
-        ]:
-            predict = getattr(model, method)
-            many = microseconds(lambda: predict(probes), 50)  # noqa: B023
-            one = microseconds(lambda: predict(probes[:1]), 500)  # noqa: B023
-            print(f"| {name} | {label} | {many:,.0f} | {one:,.0f} |")
+
+    def rows() -> Iterator[list[str]]:
+        for name, make, target, first, method in tasks:
+            stream = make(10, random_state=0)
+            stream.partial_fit(X[:1], target[:1], **first)
+            start = time.perf_counter()
+            for i in range(1, n):
+                stream.partial_fit(X[i : i + 1], target[i : i + 1])
+            streamed = time.perf_counter() - start
+            batch = make(10, random_state=0).fit(X, target)
+            for label, model in [
+                (f"{n:,} one-row updates ({streamed:.1f} s)", stream),
+                ("a batch fit", batch),
+            ]:
+                predict = getattr(model, method)
+                many = microseconds(lambda: predict(probes), 50)  # noqa: B023
+                one = microseconds(lambda: predict(probes[:1]), 500)  # noqa: B023
+                yield [name, label, f"{many:,.0f}", f"{one:,.0f}"]
+
+    print()
+    markdown_table(["forest", "after", "50-row prediction µs", "1-row prediction µs"], rows())
 
 
 if __name__ == "__main__":

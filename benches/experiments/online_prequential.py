@@ -76,296 +76,43 @@ Requires ``mondrian_learn`` installed (``pip install .`` from the repository roo
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
 import itertools
 import math
 import os
-import re
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-from _common import experiment_parser, header
+from _common import experiment_parser, header, markdown_table
+from _online_learners import (
+    AMF,
+    ARF,
+    COST_WINDOWS,
+    N_TREES,
+    SklearnOnline,
+    models,
+    prequential,
+    river_api_classes,
+    score,
+    summarise,
+)
+from _online_streams import ALL_STREAMS, QUICK, Stream, load_streams, make_stream
+from river import __version__ as river_version
+from river import forest
+from river.datasets import synth
 
-from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor
+from mondrian_learn import MondrianForestRegressor
 
-try:
-    import river
-    from river import datasets, forest, preprocessing
-    from river.datasets import synth
-except ImportError:
-    sys.exit("error: this benchmark needs river (pip install river)")
-
-N_TREES = 10
-CONFIDENCE = 0.9
-COVERAGE_FROM = 500
-COST_WINDOWS = ((500, 1500), (9000, 10000))
-PROBA_FLOOR = 1e-15
-AMF, ARF = "river AMF", "river ARF"
-SYNTHETIC: dict[str, tuple[str, Callable[[int], Any], int]] = {
-    "Friedman": ("regression", lambda s: synth.Friedman(seed=s), 0),
-    "Mv": ("regression", lambda s: synth.Mv(seed=s), 0),
-    "Planes2D": ("regression", lambda s: synth.Planes2D(seed=s), 0),
-    "Hyperplane": ("classification", lambda s: synth.Hyperplane(seed=s), 2),
-    "Agrawal": ("classification", lambda s: synth.Agrawal(seed=s), 2),
-    "RandomRBF": ("classification", lambda s: synth.RandomRBF(seed_model=s, seed_sample=s), 2),
-}
-#: river's bundled files (read offline; its other datasets download at first use).
-REGRESSION_FILES = [
-    "TrumpApproval",
-    "ChickWeights",
-    "SP500Stocks",
-    "WaterFlow",
-    "AirlinePassengers",
-]
-CLASSIFICATION_FILES = ["Phishing", "Bananas", "ImageSegments", "Shuttle"]
-ALL_STREAMS = [*SYNTHETIC, *REGRESSION_FILES, *CLASSIFICATION_FILES]
 CHECKPOINTS = {10**4, 2 * 10**4, 5 * 10**4, 10**5, 2 * 10**5, 5 * 10**5, 10**6}
-NUMBER = r"\d+(\.\d+)?(e[-+]?\d+)?"
-QUICK = ["Friedman", "TrumpApproval", "Hyperplane", "Phishing"]
-
-
-@dataclass
-class Stream:
-    """The rows of one stream, as arrays (ours) and dicts (river): same features, same order."""
-
-    name: str
-    task: str
-    X: np.ndarray
-    y: np.ndarray  # targets, or class indices 0…K−1
-    n_classes: int = 0
-    seed: int = 0
-    dicts: list[dict[str, float]] = field(default_factory=list)
-
-
-def encode(rows: list[dict[Any, Any]]) -> tuple[np.ndarray, list[str]]:
-    """Features of river rows as float64: strings one-hot over the values present, datetimes
-    as POSIX seconds, other values (numbers, booleans) by ``float``."""
-    columns: list[tuple[Any, str | None]] = []
-    for key in rows[0]:
-        values = {row[key] for row in rows}
-        if any(isinstance(v, str) for v in values):
-            columns += [(key, level) for level in sorted(map(str, values))]
-        else:
-            columns.append((key, None))
-    X = np.empty((len(rows), len(columns)))
-    for i, row in enumerate(rows):
-        for j, (key, level) in enumerate(columns):
-            value = row[key]
-            if level is not None:
-                X[i, j] = float(str(value) == level)
-            else:
-                X[i, j] = value.timestamp() if isinstance(value, datetime) else float(value)
-    return X, [str(key) if level is None else f"{key}={level}" for key, level in columns]
-
-
-def make_stream(
-    name: str, task: str, rows: list[tuple[dict, Any]], classes: list, seed: int
-) -> Stream:
-    X, names = encode([x for x, _ in rows])
-    if task == "classification":
-        index = {label: k for k, label in enumerate(classes)}
-        y = np.array([index[label] for _, label in rows], dtype=np.int64)
-    else:
-        y = np.array([float(target) for _, target in rows])
-    dicts = [dict(zip(names, row)) for row in X.tolist()]
-    return Stream(name, task, np.ascontiguousarray(X), y, len(classes), seed, dicts)
-
-
-def load_streams(names: list[str], n_rows: int, seeds: list[int]) -> list[Stream]:
-    """The streams asked for, synthetic ones once per seed."""
-    streams = []
-    for name in names:
-        if name in SYNTHETIC:
-            task, make, n_classes = SYNTHETIC[name]
-            for seed in seeds:
-                rows = list(make(seed).take(n_rows))
-                streams.append(make_stream(name, task, rows, list(range(n_classes)), seed))
-            continue
-        task = "regression" if name in REGRESSION_FILES else "classification"
-        rows = list(getattr(datasets, name)())
-        classes = sorted({label for _, label in rows}, key=str) if task != "regression" else []
-        streams.append(make_stream(name, task, rows[:n_rows], classes, 0))
-    return streams
-
-
-class SklearnOnline:
-    """Our estimator through the scikit-learn API, one 1-row array per call."""
-
-    def __init__(self, stream: Stream, seed: int) -> None:
-        regression = stream.task == "regression"
-        kind = MondrianForestRegressor if regression else MondrianForestClassifier
-        self.model = kind(N_TREES, random_state=seed, n_jobs=1)
-        self.x = [stream.X[i : i + 1] for i in range(len(stream.X))]
-        self.y = [stream.y[i : i + 1] for i in range(len(stream.y))]
-        self.classes = None if regression else np.arange(stream.n_classes)
-        self.interval = self._interval if regression else None
-
-    def predict(self, i: int) -> Any:
-        if self.classes is not None:
-            return self.model.predict_proba(self.x[i])[0]
-        mean, _ = self.model.predict(self.x[i], return_std=True)
-        return mean[0]
-
-    def _interval(self, i: int) -> Any:
-        return self.model.predict_interval(self.x[i], CONFIDENCE)[0]
-
-    def learn(self, i: int) -> None:
-        if self.classes is not None and not hasattr(self.model, "classes_"):
-            self.model.partial_fit(self.x[i], self.y[i], classes=self.classes)
-        else:
-            self.model.partial_fit(self.x[i], self.y[i])
-
-
-class RiverOnline:
-    """A model with river's ``learn_one``/``predict_one``/``predict_proba_one``."""
-
-    def __init__(self, model: Any, stream: Stream) -> None:
-        self.model, self.x, self.y = model, stream.dicts, stream.y.tolist()
-        self.n_classes = stream.n_classes
-        has_interval = stream.task == "regression" and hasattr(model, "predict_interval_one")
-        self.interval = self._interval if has_interval else None
-
-    def predict(self, i: int) -> Any:
-        if not self.n_classes:
-            value = self.model.predict_one(self.x[i])
-            return 0.0 if value is None else value
-        proba = np.zeros(self.n_classes)
-        for label, p in self.model.predict_proba_one(self.x[i]).items():
-            proba[int(label)] = p
-        return proba
-
-    def _interval(self, i: int) -> Any:
-        return tuple(self.model.predict_interval_one(self.x[i], CONFIDENCE))
-
-    def learn(self, i: int) -> None:
-        self.model.learn_one(self.x[i], self.y[i])
-
-
-def river_api_classes() -> dict[str, type]:
-    """Our estimators' river face (``mondrian_learn.river``) by task; empty when absent."""
-    try:
-        module = importlib.import_module("mondrian_learn.river")
-    except ImportError:
-        return {}
-    return {
-        "regression": module.MondrianForestRegressor,
-        "classification": module.MondrianForestClassifier,
-    }
-
-
-def models(
-    stream: Stream, seed: int, api: dict[str, type], bare_arf: bool = False
-) -> dict[str, Callable[[], Any]]:
-    """The models compared on ``stream``, each as a maker of a fresh one. river's ARF regressor
-    runs as river's documentation shows it, behind a ``StandardScaler`` (unless ``bare_arf``):
-    bare, its leaves' linear models diverge on large unscaled features."""
-    regression = stream.task == "regression"
-    amf = forest.AMFRegressor if regression else forest.AMFClassifier
-
-    def arf() -> Any:
-        if not regression:
-            return forest.ARFClassifier(n_models=N_TREES, seed=seed)
-        bare = forest.ARFRegressor(n_models=N_TREES, seed=seed)
-        return bare if bare_arf else preprocessing.StandardScaler() | bare
-
-    made: dict[str, Callable[[], Any]] = {"ours (sklearn API)": lambda: SklearnOnline(stream, seed)}
-    if stream.task in api:
-        made["ours (river API)"] = lambda: RiverOnline(api[stream.task](N_TREES, seed=seed), stream)
-    made[AMF] = lambda: RiverOnline(amf(n_estimators=N_TREES, seed=seed), stream)
-    made[ARF] = lambda: RiverOnline(arf(), stream)
-    return made
-
-
-@dataclass
-class Run:
-    """One model's pass over one stream."""
-
-    predictions: np.ndarray
-    wall: np.ndarray  # seconds of predict + learn, per row
-    cpu: np.ndarray
-    bounds: np.ndarray | None
-    interval_wall: float
-    warned: set[str]
-
-
-def prequential(model: Any, stream: Stream) -> Run:
-    """Predict each row, then learn it; the first row's prediction is 0.0 or uniform."""
-    n = len(stream.y)
-    k = stream.n_classes
-    predictions = np.full((n, k), 1.0 / k) if k else np.zeros(n)
-    bounds = np.full((n, 2), np.nan) if model.interval is not None else None
-    wall, cpu = np.zeros(n), np.zeros(n)
-    interval_wall = 0.0
-    clock, cpu_clock = time.perf_counter, time.process_time
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for i in range(n):
-            w0, c0 = clock(), cpu_clock()
-            if i:
-                predictions[i] = model.predict(i)
-            w1, c1 = clock(), cpu_clock()
-            if i and bounds is not None:
-                bounds[i] = model.interval(i)
-            w2, c2 = clock(), cpu_clock()
-            model.learn(i)
-            w3, c3 = clock(), cpu_clock()
-            wall[i], cpu[i] = (w1 - w0) + (w3 - w2), (c1 - c0) + (c3 - c2)
-            interval_wall += w2 - w1
-    # one line per kind of warning: its numbers blanked out
-    warned = {re.sub(NUMBER, "…", f"{w.category.__name__}: {w.message}") for w in caught}
-    return Run(predictions, wall, cpu, bounds, interval_wall / max(n - 1, 1), warned)
-
-
-def score(stream: Stream, predictions: np.ndarray, skip: int = 0) -> dict[str, float]:
-    """MAE, or accuracy and log loss, of prequential predictions (after the first ``skip``
-    rows; NaN when none is left)."""
-    y, predictions = stream.y[skip:], predictions[skip:]
-    if not len(y):
-        return {"mae": math.nan} if not stream.n_classes else {"accuracy": math.nan}
-    if not stream.n_classes:
-        return {"mae": float(np.mean(np.abs(predictions - y)))}
-    total = predictions.sum(axis=1, keepdims=True)
-    proba = np.divide(predictions, total, out=np.zeros_like(predictions), where=total > 0)
-    truth = np.clip(proba[np.arange(len(y)), y], PROBA_FLOOR, 1.0)
-    return {
-        "accuracy": float(np.mean(proba.argmax(axis=1) == y)),
-        "log_loss": float(-np.mean(np.log(truth))),
-    }
-
-
-def summarise(stream: Stream, run: Run) -> dict[str, Any]:
-    """Scores, coverage and costs (µs per row) of one run."""
-    result: dict[str, Any] = {"task": stream.task, "rows": len(stream.y)}
-    result |= score(stream, run.predictions)
-    result["wall_us"], result["cpu_us"] = 1e6 * run.wall.mean(), 1e6 * run.cpu.mean()
-    if run.bounds is not None:
-        rows = slice(COVERAGE_FROM, None)
-        lower, upper, y = run.bounds[rows, 0], run.bounds[rows, 1], stream.y[rows]
-        result["coverage"] = float(np.mean((lower <= y) & (y <= upper))) if len(y) else math.nan
-        result["interval_us"] = 1e6 * run.interval_wall
-    if len(run.wall) >= COST_WINDOWS[-1][1]:
-        for low, high in COST_WINDOWS:
-            result[f"wall_us_{low}"] = 1e6 * run.wall[low:high].mean()
-    return result
 
 
 def cell(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "—"
     return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-
-
-def markdown(columns: list[str], rows: list[list[str]]) -> None:
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "|".join("---" for _ in columns) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
 
 
 def table(task: str, results: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
@@ -399,7 +146,7 @@ def table(task: str, results: dict[tuple[str, str], list[dict[str, Any]]]) -> No
             ours = [math.nan] * len(labels)
         rows.append([stream, size, model, *(cell(value[m]) for m in shown), *map(cell, ours)])
     print(f"\n{task}:\n")
-    markdown(["stream", "rows × seeds", "model", *shown.values(), *labels], rows)
+    markdown_table(["stream", "rows × seeds", "model", *shown.values(), *labels], rows)
     for model, by_label in ratios.items():
         medians = ", ".join(f"{k} {cell(float(np.nanmedian(v)))}" for k, v in by_label.items())
         print(f"- {model}, medians over the streams: {medians}")
@@ -454,7 +201,7 @@ def drift_mode(args: argparse.Namespace, api: dict[str, type]) -> None:
             lines.append([f"{start:,}–{stop:,}{mark}", *maes])
         lines.append(["all rows", *(cell(e.mean()) for e in errors.values())])
         lines.append(["wall µs/row", *map(cell, costs.values())])
-        markdown(["rows", *errors], lines)
+        markdown_table(["rows", *errors], lines)
 
 
 def chunked(stream: Stream, size: int) -> dict[str, float]:
@@ -500,7 +247,7 @@ def chunks_mode(args: argparse.Namespace) -> None:
         "Errors over the rows after the first chunk (none in shorter streams).\n"
     )
     columns = ["wall µs/row", "CPU µs/row", "CPU ÷ AMF", "CPU ÷ ARF"]
-    markdown(["stream (seed)", "model", "MAE / accuracy", *columns], lines)
+    markdown_table(["stream (seed)", "model", "MAE / accuracy", *columns], lines)
 
 
 def resident_bytes() -> int:
@@ -534,7 +281,7 @@ def memory_mode(args: argparse.Namespace) -> None:
                 last = (seen, grown)
     print(f"\nsynth.Friedman (seed {seed}), {N_TREES} trees, partial_fit on chunks of {chunk:,}\n")
     columns = ["RSS growth MiB", "bytes/row", "bytes/row since the line above"]
-    markdown(["rows learnt", *(f"ours: {c}" for c in columns)], lines)
+    markdown_table(["rows learnt", *(f"ours: {c}" for c in columns)], lines)
     data = list(synth.Friedman(seed=seed).take(args.memory_river_rows))
     amf = forest.AMFRegressor(n_estimators=N_TREES, seed=seed)
     before = resident_bytes()
@@ -575,7 +322,7 @@ def main() -> None:
     args.seed_list = list(range(args.seeds))
     api = river_api_classes()
     found = ", ".join(f"{t}: {c.__name__}" for t, c in api.items()) or "absent"
-    header(f"river {river.__version__}, mondrian_learn.river {found}")
+    header(f"river {river_version}, mondrian_learn.river {found}")
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     if args.drift:
         drift_mode(args, api)

@@ -32,9 +32,10 @@ import time
 
 import numpy as np
 from _common import experiment_parser, header
+from _partition_setting import LIFETIME, D, M, in_memory_kpca
 from sklearn.datasets import make_friedman1
 
-N, D, M, LIFETIME = 1_000_000, 10, 100, 1.0
+N = 1_000_000
 
 
 def _best(f: object, repeats: int = 5) -> float:
@@ -96,18 +97,9 @@ def part_product() -> dict:
 
 
 def part_kpca() -> dict:
-    from mondrian_learn.partition import MondrianPartitions, PartitionKernelPCA
-
     X, _ = make_friedman1(N, n_features=D, random_state=0)
     start, cpu = time.perf_counter(), time.process_time()
-    pca = PartitionKernelPCA(
-        5,
-        sampler=MondrianPartitions(LIFETIME),
-        n_partitions=M,
-        scale_features=False,
-        random_state=0,
-        n_jobs=2,
-    ).fit(X)
+    pca = in_memory_kpca(X)
     seconds = time.perf_counter() - start
     return {
         "seconds": seconds,

@@ -141,37 +141,34 @@ ARGUMENTS = {
         "y : array-like of shape (n_samples,) or None\n"
         "    Only used by supervised samplers (Random Forest)."
     ),
+    "index": "index : int\n    The tree, 0 ≤ index < n_estimators.",
 }
 
 
-def document(*arguments: str, returns: str = "self") -> Callable[[Method], Method]:
-    """Complete a method's docstring with its numpydoc ``Parameters`` (the standard
-    arguments, by key of :data:`ARGUMENTS`) and ``Returns`` sections.
+def document(*arguments: str) -> Callable[[Method], Method]:
+    """Insert a method's numpydoc ``Parameters`` section (the standard arguments, by key of
+    :data:`ARGUMENTS`) before the ``Returns`` section its docstring writes out.
 
     Parameters
     ----------
     *arguments : str
         Keys of :data:`ARGUMENTS`, in signature order.
-    returns : str, default="self"
-        ``"self"`` (the fitted estimator), or the returned value's ``name : type`` line; its
-        description is the docstring's first sentence.
 
     Returns
     -------
     decorate : callable
-        The decorator.
+        The decorator; it raises ``ValueError`` on a docstring without a ``Returns`` section.
     """
 
     def decorate(method: Method) -> Method:
         parameters = "\n".join(ARGUMENTS[name] for name in arguments)
-        summary = inspect.cleandoc(method.__doc__ or "")
-        if returns == "self":
-            value = "self : object\n    The estimator itself."
-        else:
-            first = " ".join(summary.split("\n\n")[0].split())
-            value = f"{returns}\n    {first}"
+        summary, heading, returns = inspect.cleandoc(method.__doc__ or "").partition(
+            "\n\nReturns\n-------\n"
+        )
+        if not heading:
+            raise ValueError(f"{method.__qualname__}: the docstring has no Returns section")
         method.__doc__ = (
-            f"{summary}\n\nParameters\n----------\n{parameters}\n\nReturns\n-------\n{value}\n"
+            f"{summary}\n\nParameters\n----------\n{parameters}\n\nReturns\n-------\n{returns}\n"
         )
         return method
 
@@ -267,14 +264,20 @@ class EstimatorBase(BaseEstimator):
         when the estimator reads sparse X, else sparse X is refused."""
         return "csr" if self._accepts_sparse else False
 
-    def _check_input(self, X: Any, reset: bool = False) -> Any:
-        """``X`` checked (dense or, where accepted, sparse), not yet in the core's layout."""
+    def _check_input(
+        self, X: Any, y: Any = "no_validation", *, reset: bool = False, **checks: Any
+    ) -> Any:
+        """``X`` checked (dense or, where accepted, sparse), not yet in the core's layout; with
+        ``y``, the pair ``(X, y)`` checked together (``checks``: more of scikit-learn's
+        ``validate_data`` options, such as ``y_numeric``)."""
         return validate_data(
             self,
             X,
+            y,
             dtype=list(self._point_dtypes),
             accept_sparse=self._sparse_formats(),
             reset=reset,
+            **checks,
         )
 
     def _fitted_input(self, X: Any) -> CorePoints:
@@ -389,7 +392,13 @@ class OnlineMixin(EstimatorBase):
 
         The first call on an unfitted estimator is ``fit``. Inputs already in the core's
         layout (C-ordered float64 ndarrays) skip scikit-learn's checks, which cost far more
-        than a small update; the core itself rejects NaN/inf with a ``ValueError``."""
+        than a small update; the core itself rejects NaN/inf with a ``ValueError``.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         return self._update(X, y)
 
     def _update(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
@@ -399,15 +408,7 @@ class OnlineMixin(EstimatorBase):
             return self.fit(X, y, **weighted)
         ready = is_core_ready(X, y, self.n_features_in_, self._point_dtypes)
         if not ready or hasattr(self, "feature_names_in_"):
-            X, y = validate_data(
-                self,
-                X,
-                y,
-                dtype=list(self._point_dtypes),
-                accept_sparse=self._sparse_formats(),
-                y_numeric=True,
-                reset=False,
-            )
+            X, y = self._check_input(X, y, y_numeric=True)
             check_numeric_target(y)
         if sample_weight is None:
             self.model_.partial_fit(self._core_input(X), as_core_array(y), self._threads())

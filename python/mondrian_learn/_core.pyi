@@ -14,6 +14,7 @@ __all__ = [
     "GridSearch",
     "KernelFeatures",
     "KernelRidge",
+    "OPTIONS",
     "PartitionKernel",
     "ScaledMixtures",
     "lanczos",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 FORMAT_VERSION: int
+#: The names of the core's string options, by parameter: each list lives once, in the core.
+OPTIONS: dict[str, tuple[str, ...]]
 
 #: _Points: a float64 (or float32) C-ordered array, a canonical CSR matrix's parts
 #: ``(data, indices, indptr, n_features, (offset, scale) | None)``, or an array with the map

@@ -1,6 +1,6 @@
 """What the estimators built on a lifetime path share (the Mondrian kernel's, Balog et al.,
-UAI 2016 §4; the forests', Balog's report §4.1): where the path is evaluated, and the share
-of the data held out to score it."""
+UAI 2016 §4; the forests', Balog's report §4.1): where the path is evaluated, the share
+of the data held out to score it, and how the splits' scores choose a point of the path."""
 
 from __future__ import annotations
 
@@ -47,6 +47,21 @@ def checkpoint_arguments(
             f"lifetimes must not exceed max_lifetime ({max_lifetime}), got {grid.max()}"
         )
     return None, [float(v) for v in grid]
+
+
+def pooled_scores(split_scores: Any, split_weights: Any) -> Any:
+    """The validation scores of several splits (the first axis) averaged with weights
+    ``split_weights``, each split's validation weight: the score of all their validation rows
+    pooled. One split's are its own scores, bit for bit (a weighted mean of one may round)."""
+    if len(split_scores) == 1:
+        return split_scores[0]
+    return np.average(split_scores, axis=0, weights=split_weights)
+
+
+def best_index(scores: Any, *, larger_is_better: bool = False) -> int:
+    """The index of the best of ``scores`` (flat, for an array of several axes); ties go to
+    the first, the smallest λ of a path."""
+    return int(np.argmax(scores) if larger_is_better else np.argmin(scores))
 
 
 def distinct_rows(X: Any, y: np.ndarray) -> np.ndarray:

@@ -92,3 +92,18 @@ def check_sample_weight(sample_weight: Any, n_rows: int) -> tuple[np.ndarray | N
             "sample_weight or set such rows to 0"
         )
     return as_core_array(weights[keep]), keep
+
+
+def weighted_targets(
+    X: Any, y: np.ndarray, sample_weight: Any
+) -> tuple[Any, np.ndarray, np.ndarray | None, Any]:
+    """The rows a weighted regression fits: ``sample_weight`` checked
+    (:func:`check_sample_weight`), the rows of zero weight dropped from ``X`` and ``y``, and
+    the targets checked (:func:`check_target_scale`, :func:`check_weighted_target_scale`).
+    Returns ``(X, y, weights, keep)``: the kept rows, their weights (None when
+    ``sample_weight`` is None) and the mask of kept rows (a slice for None)."""
+    weights, keep = check_sample_weight(sample_weight, X.shape[0])
+    X, y = X[keep], y[keep]
+    check_target_scale(y)
+    check_weighted_target_scale(y, weights)
+    return X, y, weights, keep

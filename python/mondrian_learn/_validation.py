@@ -8,9 +8,12 @@ when it satisfies any of them; ``None`` among them allows ``None``). Each class 
 it is made if that signature disagrees with the table. :func:`check_parameters` walks the
 table at the start of ``fit`` (as scikit-learn does) and raises one ``ValueError`` naming the
 parameter, its value and what is allowed: ``n_estimators must be an integer >= 1, got 0``.
-The Rust core does not check parameter domains again; it only checks what depends on the data
-(NaN, shapes, overflow). Arrays are checked in ``_points``, targets and weights in
-``_targets``.
+Each parameter's domain is stated here only. The Rust core converts the checked values (the
+names of its string options come from it, through :meth:`Options.of_core`, so a name is
+listed once), refuses only what depends on the data or on the fitted model (NaN, shapes,
+overflow, a lifetime beyond the trees', a size past a budget), and keeps guards against
+values it cannot run with (a zero count, a non-positive tolerance), which a value checked
+here never reaches. Arrays are checked in ``_points``, targets and weights in ``_targets``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
+
+from mondrian_learn import _core
 
 _MAX_SEED = np.iinfo(np.int64).max
 
@@ -117,6 +122,13 @@ class Options(Constraint):
 
     def __init__(self, values: set[str] | frozenset[str]) -> None:
         self.values = frozenset(values)
+
+    @classmethod
+    def of_core(cls, parameter: str, *resolved_here: str) -> Options:
+        """The names the core gives ``parameter``'s options (the list lives once, in the core,
+        which converts the name checked here), with ``resolved_here``, the names an estimator
+        resolves itself before calling the core."""
+        return cls(frozenset(_core.OPTIONS[parameter]).union(resolved_here))
 
     def is_satisfied_by(self, value: object) -> bool:
         return isinstance(value, str) and value in self.values

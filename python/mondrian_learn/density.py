@@ -17,6 +17,7 @@ from mondrian_learn._base import (
     restore_on_failure,
     store_parameters,
 )
+from mondrian_learn._lifetime_path import best_index
 from mondrian_learn._memory import check_memory
 from mondrian_learn._targets import check_sample_weight
 from mondrian_learn._validation import (
@@ -157,7 +158,13 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
     @document("X", "y ignored", "sample_weight")
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> MondrianDensityEstimator:
         """Sample the trees on the bounding box of ``X`` and count the points in every node
-        (``y`` is ignored; row weights count a row w times)."""
+        (``y`` is ignored; row weights count a row w times).
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
         weights, keep = check_sample_weight(sample_weight, X.shape[0])
@@ -220,7 +227,7 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
                 points, [float(v) for v in grid], True, self._threads(), weights
             )
             self.path_ = {"lifetimes": grid, "leave_one_out": np.asarray(scores)}
-            lifetime = float(grid[int(np.argmax(scores))])
+            lifetime = float(grid[best_index(scores, larger_is_better=True)])
             model = forest(lifetime)
         self.model_, self.lifetime_ = model, lifetime
         self.box_ = np.vstack(
@@ -235,7 +242,13 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
     ) -> MondrianDensityEstimator:
         """Add points to the counts (the trees do not depend on the data, so this equals a
         batch fit on all points seen, with the box of the first fit, which the points must lie
-        in). The first call on an unfitted estimator is ``fit``."""
+        in). The first call on an unfitted estimator is ``fit``.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         if not hasattr(self, "model_"):
             return self.fit(X, sample_weight=sample_weight)
         X = validate_data(
@@ -245,18 +258,31 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         self.model_.add_points(self._to_unit_box(X[keep]), self._threads(), weights)
         return self
 
-    @document("X", returns="log_density : ndarray of shape (n_samples,)")
+    @document("X")
     def score_samples(self, X: Any) -> np.ndarray:
         """Log of the posterior mean density at each point, in the units of X (−inf outside
-        the bounding box ``box_``)."""
+        the bounding box ``box_``).
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+            Log of the posterior mean density at each point, in the units of X (−inf outside the
+            bounding box ``box_``).
+        """
         check_is_fitted(self)
         X = self._check_input(X)
         log_density = self.model_.log_density(self._to_unit_box(X), self._threads())
         return log_density - float(np.sum(np.log(self.data_scale_)))
 
-    @document("X", "y ignored", returns="log_likelihood : float")
+    @document("X", "y ignored")
     def score(self, X: Any, y: Any = None) -> float:
-        """Total log density of ``X`` (``y`` ignored), as ``KernelDensity.score``."""
+        """Total log density of ``X`` (``y`` ignored), as ``KernelDensity.score``.
+
+        Returns
+        -------
+        log_likelihood : float
+            Total log density of ``X`` (``y`` ignored), as ``KernelDensity.score``.
+        """
         return float(np.sum(self.score_samples(X)))
 
     def sample(self, n_samples: int = 1, random_state: Any = None) -> np.ndarray:
@@ -342,14 +368,10 @@ class MondrianDensityEstimator(DensityMixin, UnitBoxMixin, EstimatorBase):
         log_likelihood = means - float(np.sum(np.log(self.data_scale_)))
         return {"lifetimes": grid, "log_likelihood": log_likelihood, "outside": outside}
 
+    @document("index")
     def leaf_masses(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean probability mass and volume (in the scaled units) of every leaf of
         tree ``index``.
-
-        Parameters
-        ----------
-        index : int
-            The tree, 0 ≤ index < n_estimators.
 
         Returns
         -------

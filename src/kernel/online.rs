@@ -14,7 +14,7 @@ use super::ridge::KernelRidge;
 use crate::error::{Error, Result};
 use crate::mondrian::policy::PureMondrian;
 use crate::points::Points;
-use crate::training_data::{check_targets, check_weights};
+use crate::training_data::check_targets_and_weights;
 use ndarray::ArrayView1;
 use rayon::ThreadPool;
 
@@ -29,10 +29,7 @@ impl KernelRidge {
         weights: Option<&ArrayView1<f64>>,
         pool: &ThreadPool,
     ) -> Result<()> {
-        check_targets(x.n_rows(), y)?;
-        if let Some(w) = weights {
-            check_weights(x.n_rows(), w)?;
-        }
+        check_targets_and_weights(x.n_rows(), y, weights)?;
         let weight = |k: usize| weights.map_or(1.0, |w| w[k]);
         let rows = self.forest.add_online_points(x)?;
         // The features need no per-leaf statistics: the changed leaves are not needed.

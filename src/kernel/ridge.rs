@@ -21,7 +21,7 @@ use crate::linalg::dot;
 use crate::mondrian::route::RouteScratch;
 use crate::points::Points;
 use crate::sparse::Csr;
-use crate::training_data::{check_targets, check_weights};
+use crate::training_data::check_targets_and_weights;
 use ndarray::{Array1, Array2, ArrayView1};
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
@@ -93,14 +93,8 @@ impl KernelRidge {
         pool: &ThreadPool,
     ) -> Result<Self> {
         forest.check_fitted()?;
-        check_targets(forest.n_rows(), y)?;
-        let weights: Option<Vec<f64>> = match weights {
-            Some(w) => {
-                check_weights(forest.n_rows(), w)?;
-                Some(w.to_vec())
-            }
-            None => None,
-        };
+        check_targets_and_weights(forest.n_rows(), y, weights)?;
+        let weights: Option<Vec<f64>> = weights.map(|w| w.to_vec());
         let weight = |i: usize| weights.as_ref().map_or(1.0, |w| w[i]);
         if lifetime > forest.params.lifetime {
             return Err(Error::InvalidParameter {

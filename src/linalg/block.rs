@@ -13,8 +13,9 @@ use rayon::ThreadPool;
 pub const REDUCE_ROWS: usize = 8192;
 
 /// Calls `$fixed::<KB>(args)` for `kb` in 1..=16 (fixed-length inner loops that the compiler
-/// unrolls and vectorises, keeping a row in registers: the block solvers and the partition
-/// kernel's products spend their time in such loops), `$dynamic(kb, args)` otherwise.
+/// unrolls and vectorises, keeping a row in registers: the block solvers, the partition
+/// kernel's products and the Mondrian sampler's row splits spend their time in such loops),
+/// `$dynamic(kb, args)` otherwise.
 macro_rules! by_width {
     ($kb:expr, $fixed:ident, $dynamic:ident, $($arg:expr),*) => {
         match $kb {

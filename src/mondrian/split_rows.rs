@@ -5,6 +5,8 @@
 //! of the tree streams through memory. For `d ≤ 16` the loop is compiled for that exact width,
 //! which keeps the four running boxes in registers instead of re-loading them per row.
 
+use crate::linalg::block::by_width;
+
 /// Hoare partition of the `d`-wide `rows` (and their `indices`) by `row[dim] <= cut`.
 /// Writes both children's boxes into `boxes` (4·d values: the left child's lower and upper
 /// corners, then the right child's, as the arena stores them); every row is added to exactly
@@ -17,15 +19,7 @@ pub(crate) fn partition_with_boxes(
     cut: f64,
     boxes: &mut [f64],
 ) -> usize {
-    macro_rules! fixed_widths {
-        ($($n:literal)*) => {
-            match d {
-                $($n => fixed::<$n>(rows, indices, dim, cut, boxes),)*
-                _ => dynamic(rows, indices, d, dim, cut, boxes),
-            }
-        };
-    }
-    fixed_widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    by_width!(d, fixed, dynamic, rows, indices, dim, cut, boxes)
 }
 
 #[inline(always)]
@@ -75,9 +69,9 @@ fn fixed<const D: usize>(
 }
 
 fn dynamic(
+    d: usize,
     rows: &mut [f64],
     indices: &mut [u32],
-    d: usize,
     dim: usize,
     cut: f64,
     boxes: &mut [f64],

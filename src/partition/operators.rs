@@ -21,7 +21,7 @@
 //! `‖u‖² = Σ_{j∈c} v_j`: `[(s D K_ρ D + σ² I)⁻¹ v]_i = v_i/σ² − s √v_i (Σ_{j∈c} √v_j v_j) /
 //! (σ² (σ² + s Σ_{j∈c} v_j))`.
 
-use crate::error::{one_of, Error, Result};
+use crate::error::{string_options, Error, Result};
 use crate::linalg::block::{col_sums, for_rows_mut, zip_rows};
 use crate::linalg::cg::{self, CgResult};
 use crate::linalg::operator::{
@@ -202,17 +202,11 @@ pub enum Preconditioner {
     None,
 }
 
-impl Preconditioner {
-    /// The preconditioner called `name`: "partition", "jacobi" or "none".
-    pub fn named(name: &str) -> Result<Self> {
-        let choices = [
-            ("partition", Self::Partition),
-            ("jacobi", Self::Jacobi),
-            ("none", Self::None),
-        ];
-        one_of("preconditioner", name, &choices)
-    }
-}
+string_options!(Preconditioner, "preconditioner", [
+    "partition" => Partition,
+    "jacobi" => Jacobi,
+    "none" => None,
+]);
 
 /// Solves `(s D K̂ D + σ² I) X = B` for the row-major `N × k` block `b` by block PCG
 /// ([`cg::solve`]; `D = diag(row_scale)`, the identity when None); `interrupt` stops it

@@ -10,7 +10,8 @@ use crate::kernel::mondrian_features::{grow_forest, MondrianFeatures};
 use crate::kernel::path::{lifetime_path, Checkpoints, PathOptions, PathPoint, SolverChoice};
 use crate::kernel::ridge::KernelRidge as CoreRidge;
 use crate::points::Points;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use crate::training_data::check_targets_and_weights;
+use numpy::{Element, IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -184,22 +185,25 @@ fn path_dict(
     record_weights: bool,
 ) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
-    let column = |f: fn(&PathPoint) -> f64| -> Vec<f64> { points.iter().map(f).collect() };
-    out.set_item("lifetimes", column(|p| p.lifetime).into_pyarray(py))?;
-    out.set_item("train_mse", column(|p| p.train_mse).into_pyarray(py))?;
-    out.set_item(
-        "validation_mse",
-        column(|p| p.validation_mse).into_pyarray(py),
+    set_columns(
+        &out,
+        &points,
+        &[
+            ("lifetimes", |p| p.lifetime),
+            ("train_mse", |p| p.train_mse),
+            ("validation_mse", |p| p.validation_mse),
+            ("log_evidence", |p| p.log_evidence),
+            ("log_det", |p| p.log_det),
+        ],
     )?;
-    out.set_item("log_evidence", column(|p| p.log_evidence).into_pyarray(py))?;
-    out.set_item("log_det", column(|p| p.log_det).into_pyarray(py))?;
-    let counts =
-        |f: fn(&PathPoint) -> usize| -> Vec<i64> { points.iter().map(|p| f(p) as i64).collect() };
-    out.set_item("n_cuts", counts(|p| p.n_cuts).into_pyarray(py))?;
-    out.set_item("n_features", counts(|p| p.n_features).into_pyarray(py))?;
-    out.set_item(
-        "cg_iterations",
-        counts(|p| p.cg_iterations).into_pyarray(py),
+    set_columns(
+        &out,
+        &points,
+        &[
+            ("n_cuts", |p| p.n_cuts as i64),
+            ("n_features", |p| p.n_features as i64),
+            ("cg_iterations", |p| p.cg_iterations as i64),
+        ],
     )?;
     let names: Vec<&str> = points.iter().map(|p| p.solver.name()).collect();
     out.set_item("solver", names)?;
@@ -211,6 +215,23 @@ fn path_dict(
         out.set_item("weights", weights)?;
     }
     Ok(out)
+}
+
+/// A column of a dict of arrays: its name, and its value at each point.
+pub(super) type Column<'a, P, T> = (&'a str, fn(&P) -> T);
+
+/// `out[name]`, for each `(name, value)` of `columns`, becomes the array of `value(p)` over
+/// `points` (a path's or a search's columns).
+pub(super) fn set_columns<P, T: Element>(
+    out: &Bound<'_, PyDict>,
+    points: &[P],
+    columns: &[Column<'_, P, T>],
+) -> PyResult<()> {
+    for (name, value) in columns {
+        let column: Vec<T> = points.iter().map(value).collect();
+        out.set_item(name, column.into_pyarray(out.py()))?;
+    }
+    Ok(())
 }
 
 /// Ridge regression on Mondrian kernel features, batch or online.
@@ -243,10 +264,7 @@ impl KernelRidge {
         let (x, y) = (x.view()?, y.as_array());
         let weights = weights.as_ref().map(|w| w.as_array());
         let inner = Handle::build(py, n_jobs, Length::Long, |call| {
-            crate::training_data::check_targets(x.n_rows(), &y)?;
-            if let Some(w) = &weights {
-                crate::training_data::check_weights(x.n_rows(), w)?;
-            }
+            check_targets_and_weights(x.n_rows(), &y, weights.as_ref())?;
             let how = call.growing(n_trees, slice);
             let forest = grow_forest(&x, lifetime, seed, &how, |done| {
                 call.notify(&progress, &[done])

@@ -10,6 +10,7 @@
 //! - `kernel.rs`, `kernel_grid.rs`, `density.rs`, `input_map.rs`, `partition.rs` (sampled
 //!   partitions), `partition_operators.rs` (the partition kernel's systems and variances) and
 //!   `linalg.rs` (the solvers, on the kernel held in Rust or on a Python callable).
+//! - `options.rs`: the names of the core's string options, which the parameter tables read.
 
 mod arrays;
 mod density;
@@ -21,6 +22,7 @@ mod input_map;
 mod kernel;
 mod kernel_grid;
 mod linalg;
+mod options;
 mod partition;
 mod partition_operators;
 mod pickle;
@@ -56,6 +58,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linalg::operator_lanczos, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::operator_top_eigen, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::operator_variance_factors, m)?)?;
+    options::register(m)?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     Ok(())
 }

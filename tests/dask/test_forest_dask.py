@@ -22,9 +22,10 @@ import pytest
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
-psutil = pytest.importorskip("psutil")
 pq = pytest.importorskip("pyarrow.parquet")
 pa = pytest.importorskip("pyarrow")
+
+from dask_fixtures import process_cluster, sine_data  # noqa: E402
 
 from mondrian_learn import MondrianForestClassifier, MondrianForestRegressor  # noqa: E402
 from mondrian_learn.dask import (  # noqa: E402
@@ -40,41 +41,17 @@ CHUNK = 250
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """2 worker processes with a small memory limit; after the module, every process the
-    cluster started must be gone."""
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        memory_limit="1GiB",
-        dashboard_address=":0",
-    )
-    client = distributed.Client(cluster)
-    yield client
-    client.wait_for_workers(2, timeout=60)
-    # The nannies run in this process; each worker in a process of its own.
-    started = set(client.run(os.getpid).values()) - {os.getpid()}
-    client.close()
-    cluster.close()
-    alive = [pid for pid in started if _running(pid)]
-    assert len(started) == 2 and not alive, f"worker processes left behind: {alive}"
-
-
-def _running(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X, y = sine_data(rng, 1000)
+    labels = np.where(X[:, 0] + 0.2 * rng.normal(size=len(X)) > X[:, 1], "up", "down")
+    return X, y, labels
 
 
 @pytest.fixture(scope="module")
-def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    X = rng.uniform(size=(1000, 3))
-    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=len(X))
-    labels = np.where(X[:, 0] + 0.2 * rng.normal(size=len(X)) > X[:, 1], "up", "down")
-    return X, y, labels
+def client() -> Iterator[Any]:
+    with process_cluster() as client:
+        yield client
 
 
 def stepwise(estimator: Any, X: np.ndarray, y: np.ndarray, **first: Any) -> Any:

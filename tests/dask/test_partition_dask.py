@@ -1,15 +1,13 @@
 """The partition kernel on Dask (``mondrian_learn.dask``, issue 18 item 2), on a
 ``LocalCluster`` of two worker processes: the distributed products against the in-memory
-ones, the GP and kernel PCA against the in-memory estimators, the subsample option, clean
-shutdown, and no Dask in ``import mondrian_learn``."""
+ones, the GP and kernel PCA against the in-memory estimators, the subsample option and clean
+shutdown."""
 
 from __future__ import annotations
 
-import os
 import pickle
-import subprocess
-import sys
-import time
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
+from dask_fixtures import process_cluster, sine_data  # noqa: E402
 from numpydoc import validate as numpydoc_validate  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.utils import check_random_state  # noqa: E402
@@ -33,49 +32,21 @@ from mondrian_learn.partition import (  # noqa: E402
 from mondrian_learn.partition import PartitionGPRegressor as InMemoryGP  # noqa: E402
 from mondrian_learn.partition import PartitionKernelPCA as InMemoryPCA  # noqa: E402
 from mondrian_learn.partition._marginal_likelihood import ClusterSpaceLikelihood  # noqa: E402
-from mondrian_learn.partition._operator import RHO_FLOOR  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def client():  # type: ignore[no-untyped-def]
-    """Two worker processes, a small memory limit each; closed at the end, and their
-    processes gone."""
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        memory_limit="1GiB",
-        dashboard_address=None,
-    )
-    client = distributed.Client(cluster)
-    pids = list(client.run(os.getpid).values())
-    yield client
-    client.close()
-    cluster.close()
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_alive(pid) for pid in pids), "a worker process outlived the cluster"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie (exited, not yet reaped) counts as gone.
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().split()[2] != "Z"
+from mondrian_learn.partition._operator import RHO_FLOOR, RHO_MIN  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    X = rng.uniform(size=(600, 3))
-    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=600)
+    X, y = sine_data(np.random.default_rng(0), 600)
     # New points: training rows, inside every leaf's box, where the in-memory Mondrian kernel
     # places points by the cuts as the Dask one does everywhere.
     return X, y, X[::20]
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with process_cluster() as client:
+        yield client
 
 
 def rows(X: np.ndarray) -> da.Array:
@@ -215,6 +186,25 @@ def test_tables_derive_from_the_in_memory_ones() -> None:
             assert twin._parameters[name] is memory._parameters[name], name
 
 
+def _never_sampled(X: np.ndarray, y: np.ndarray | None, rng: np.random.Generator) -> None:
+    raise AssertionError("the partitions were sampled")
+
+
+def test_a_fixed_ratio_below_the_least_is_refused_before_sampling() -> None:
+    """Both GPs refuse fixed variances whose ratio σ²/s is below RHO_MIN, with the same
+    message, before the sampler runs; at RHO_MIN itself (the parameters as given: integers
+    too) the check passes and the sampler is reached."""
+    X, y = np.zeros((4, 2)), np.zeros(4)
+    for gp in (PartitionGPRegressor, InMemoryGP):
+        for signal in (1.0, 1):
+            low = gp(_never_sampled, signal_variance=signal, noise_variance=RHO_MIN / 2)
+            with pytest.raises(ValueError, match="noise_variance / signal_variance must be"):
+                low.fit(X, y)
+        at = gp(_never_sampled, signal_variance=1, noise_variance=RHO_MIN)
+        with pytest.raises(AssertionError, match="the partitions were sampled"):
+            at.fit(X, y)
+
+
 def test_convergence_warnings_are_the_in_memory_ones(client, data) -> None:  # type: ignore[no-untyped-def]
     """The twins run the in-memory estimators' policy: CG stopped at ``max_iter`` gives the
     same warning text and ``n_iter_`` in both GPs, block Lanczos out of restarts the same
@@ -281,12 +271,3 @@ def test_subsample_and_bad_input(client, data) -> None:  # type: ignore[no-untyp
 def test_documented(name: str) -> None:
     errors = numpydoc_validate.validate(name.rstrip("."))["errors"]
     assert not [e for e in errors if e[0] in {"PR01", "PR02", "PR07", "RT01", "RT03"}], errors
-
-
-def test_import_of_the_package_loads_no_dask() -> None:
-    code = (
-        "import sys, mondrian_learn; "
-        "print(any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"

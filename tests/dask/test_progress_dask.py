@@ -15,6 +15,8 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
+from dask_fixtures import sine_data  # noqa: E402
+
 from mondrian_learn import MondrianForestRegressor  # noqa: E402
 from mondrian_learn.dask import (  # noqa: E402
     DaskMondrianForest,
@@ -27,9 +29,7 @@ from mondrian_learn.partition import MondrianPartitions  # noqa: E402
 
 @pytest.fixture(scope="module")
 def data() -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(3)
-    X = rng.uniform(size=(800, 3))
-    return X, np.sin(4 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=len(X))
+    return sine_data(np.random.default_rng(3), 800)
 
 
 def test_dasks_progress_bar_follows_a_lazy_prediction(data, capsys) -> None:  # type: ignore[no-untyped-def]

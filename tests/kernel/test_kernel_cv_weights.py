@@ -228,3 +228,12 @@ def test_bad_weights_are_refused_by_name(data, make, weights) -> None:  # type: 
     X, y, _ = data
     with pytest.raises(ValueError, match="sample_weight"):
         make().fit(X, y, sample_weight=weights(len(y)))
+
+
+@pytest.mark.parametrize("make", [path_cv, grid_cv], ids=["path", "grid"])
+def test_text_targets_with_weights_are_refused_as_targets(data, make) -> None:  # type: ignore[no-untyped-def]
+    # The weighted target check must not run before y is known to be numbers (it would fail
+    # inside numpy with a TypeError).
+    X, y, _ = data
+    with pytest.raises(ValueError, match="y must be numeric for regression"):
+        make().fit(X, np.array(["a"] * len(y)), sample_weight=np.full(len(y), 2.0))

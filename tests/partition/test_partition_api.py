@@ -16,8 +16,10 @@ from mondrian_learn.partition import (
     FastClusterPartitions,
     MondrianPartitions,
     PartitionGPRegressor,
+    PartitionKernelEstimator,
     PartitionKernelPCA,
     PartitionSVC,
+    RandomPartitionKernel,
 )
 
 
@@ -73,3 +75,15 @@ def test_bad_parameters_are_value_errors(data) -> None:  # type: ignore[no-untyp
             bad_pca.fit(X)
     with pytest.raises(ValueError):
         PartitionSVC().fit(X, y)  # continuous targets
+
+
+def test_the_base_is_not_an_estimator() -> None:
+    """The estimators' base declares no parameters of its own (the kernel's table is the
+    kernel's alone): making it is a ``TypeError``, as for the other families' bases."""
+    assert "_parameters" not in vars(PartitionKernelEstimator)
+    with pytest.raises(TypeError, match="declares no parameters"):
+        PartitionKernelEstimator()
+    for estimator in (PartitionGPRegressor, PartitionKernelPCA, PartitionSVC):
+        table = estimator._parameters  # type: ignore[attr-defined]
+        for name, param in RandomPartitionKernel._parameters.items():
+            assert table[name] is param, (estimator.__name__, name)

@@ -17,7 +17,6 @@ from mondrian_learn._validation import COUNT, Param, draw_seed
 from mondrian_learn.dask._operator import ClusterOperator
 from mondrian_learn.dask._partition import DistributedPartitionKernel, share
 from mondrian_learn.partition import RandomPartitionKernel
-from mondrian_learn.partition._base import PartitionKernelEstimator
 
 #: Rows the sampler is fitted on by default (``subsample``): measured in the project's
 #: benchmarks against the sampler fitted on every row.
@@ -81,7 +80,7 @@ class DistributedPartitionEstimator(EstimatorBase):
         size with the subsample (our benchmarks measure the accuracy each sampler loses).
     """
 
-    _parameters = distributed_parameters(PartitionKernelEstimator._parameters)
+    _parameters = distributed_parameters(RandomPartitionKernel._parameters)
 
     def __init__(
         self,

@@ -31,7 +31,7 @@ from mondrian_learn.partition._operator import (
     warn_unconverged_variances,
 )
 from mondrian_learn.partition._samplers import FRESH
-from mondrian_learn.partition._variance import feature_norms
+from mondrian_learn.partition._variance import feature_norms, lanczos_upper_variances
 
 
 def _gp_block(
@@ -52,7 +52,7 @@ def _gp_block(
     if factor is None:
         return mean[:, None]
     upper = model.gather_sums(factor, 1, labels, weights)
-    var = signal + noise - np.einsum("ij,ij->i", upper, upper)
+    var = lanczos_upper_variances(upper, signal, noise)
     return np.column_stack([mean, np.sqrt(np.maximum(var, noise))])
 
 
@@ -141,10 +141,8 @@ class PartitionGPRegressor(RegressorMixin, DistributedPartitionEstimator, Lanczo
             The fitted estimator.
         """
         self._validate_params()
-        check_fixed_ratio(  # before the partitions are sampled
-            None if self.signal_variance is None else float(self.signal_variance),
-            None if self.noise_variance is None else float(self.noise_variance),
-        )
+        # Before the partitions are sampled.
+        check_fixed_ratio(self.signal_variance, self.noise_variance)
         rng, y, stages = self._distribute(X, y)
         self.y_mean_ = float(y.mean().compute())
         system = ClusterSystem(

@@ -115,7 +115,13 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         every statistic of the leaves (sums and class counts, the label-guided cuts'
         impurities, the prior's hyper-parameters), so integer weights equal repeated rows; the
         trees' boxes depend on the rows of positive weight only, and ``min_samples_split``
-        counts rows, as scikit-learn's trees do."""
+        counts rows, as scikit-learn's trees do.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         return self._fit(X, y, sample_weight=sample_weight)
 
     def _fit(
@@ -230,19 +236,21 @@ class MondrianForestBase(InspectionMixin, OnlineMixin, EstimatorBase):
         check_is_fitted(self)
         return check_tree_index(index, self.model_.n_trees)
 
-    @document("X", returns="leaves : ndarray of shape (n_samples, n_estimators), dtype intp")
+    @document("X")
     def apply(self, X: Any) -> np.ndarray:
-        """Leaf id of every point in every tree (node ids, as used by :meth:`tree_arrays`)."""
+        """Leaf id of every point in every tree (node ids, as used by :meth:`tree_arrays`).
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples, n_estimators), dtype intp
+            Leaf id of every point in every tree (node ids, as used by :meth:`tree_arrays`).
+        """
         X = self._fitted_input(X)
         return self.model_.apply(X, self._threads()).astype(np.intp)
 
+    @document("index")
     def tree_arrays(self, index: int) -> dict[str, np.ndarray]:
         """Node arrays of tree ``index``.
-
-        Parameters
-        ----------
-        index : int
-            The tree, 0 ≤ index < n_estimators.
 
         Returns
         -------

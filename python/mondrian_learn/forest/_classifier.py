@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure, store_parameters
@@ -180,14 +180,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=list(self._point_dtypes),
-            accept_sparse=self._sparse_formats(),
-            reset=reset,
-        )
+        X, y = self._check_input(X, y, reset=reset)
         if reset:
             check_classification_targets(y)
             self.classes_ = np.unique(y) if classes is None else np.unique(classes)
@@ -324,14 +317,7 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         self._place_points(self.model_)
         ready = is_core_ready(X, None, self.n_features_in_, self._point_dtypes)
         if not ready or hasattr(self, "feature_names_in_"):
-            X, y = validate_data(
-                self,
-                X,
-                y,
-                dtype=list(self._point_dtypes),
-                accept_sparse=self._sparse_formats(),
-                reset=False,
-            )
+            X, y = self._check_input(X, y)
         if sample_weight is None:
             X = self._core_input(X)
             labels = self._class_indices(y)
@@ -347,23 +333,44 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
             self._choose_sharpness(self.model_, self._threads())
         return self
 
-    @document("X", returns="proba : ndarray of shape (n_samples, n_classes)")
+    @document("X")
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities: the forest's average of each tree's branch-off mixture of
         smoothed class distributions, raised to the power ``sharpness_`` and normalised
-        (class notes); columns in the order of ``classes_``."""
+        (class notes); columns in the order of ``classes_``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Class probabilities: the forest's average of each tree's branch-off mixture of smoothed
+            class distributions, raised to the power ``sharpness_`` and normalised (class notes);
+            columns in the order of ``classes_``.
+        """
         X = self._fitted_input(X)
         return self.model_.predict_proba(X, self._threads())
 
-    @document("X", returns="log_proba : ndarray of shape (n_samples, n_classes)")
+    @document("X")
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Logarithms of :meth:`predict_proba` (finite when ``min_discount > 0``, except
-        where a sharpness τ > 1 takes a probability below the smallest float, −inf there)."""
+        where a sharpness τ > 1 takes a probability below the smallest float, −inf there).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Logarithms of :meth:`predict_proba` (finite when ``min_discount > 0``, except where a
+            sharpness τ > 1 takes a probability below the smallest float, −inf there).
+        """
         return np.log(self.predict_proba(X))
 
-    @document("X", returns="labels : ndarray of shape (n_samples,)")
+    @document("X")
     def predict(self, X: Any) -> np.ndarray:
-        """The most probable class of each point."""
+        """The most probable class of each point.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The most probable class of each point.
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -382,13 +389,9 @@ class MondrianForestClassifier(ClassifierMixin, MondrianForestBase):
         )
         return decrease
 
+    @document("index")
     def node_counts(self, index: int) -> np.ndarray:
         """Class counts of every node of tree ``index``.
-
-        Parameters
-        ----------
-        index : int
-            The tree, 0 ≤ index < n_estimators.
 
         Returns
         -------

@@ -10,6 +10,8 @@ import numpy as np
 import scipy.sparse
 from sklearn.utils.validation import check_is_fitted
 
+from mondrian_learn._base import document
+
 
 class InspectionMixin:
     """``decision_path`` and ``feature_importances_`` from the node arrays of
@@ -34,14 +36,10 @@ class InspectionMixin:
         """Per node of tree ``index``: n_j I(j) − n_l I(l) − n_r I(r) (0 for leaves)."""
         raise NotImplementedError
 
+    @document("X")
     def decision_path(self, X: Any) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
         """The nodes each point passes from the root to its leaf in every tree, as
         scikit-learn's forests return them (routing by the cuts, as :meth:`apply`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Points (finite values).
 
         Returns
         -------

@@ -10,14 +10,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import restore_on_failure, store_parameters
 from mondrian_learn._lifetime_path import (
     CV,
     LIFETIMES,
     VALIDATION_FRACTION,
+    best_index,
     kept_row_splits,
+    pooled_scores,
     validation_splits,
 )
 from mondrian_learn._targets import check_numeric_target, check_sample_weight
@@ -56,14 +57,7 @@ class LifetimeSearchMixin(MondrianForestBase):
         """
         self._validate_params()
         regression = self._is_regression()
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=list(self._point_dtypes),
-            accept_sparse=self._sparse_formats(),
-            y_numeric=regression,
-        )
+        X, y = self._check_input(X, y, reset=True, y_numeric=regression)
         if regression:
             check_numeric_target(y)
         # The fits below see arrays without names: the names of X are set again at the end.
@@ -84,8 +78,7 @@ class LifetimeSearchMixin(MondrianForestBase):
             )
         results, path = self._score_splits(X, y, classes, weights, splits)
         larger_is_better = self._selections[self.selection]
-        scores = results["mean_score"]
-        best = int(np.argmax(scores) if larger_is_better else np.argmin(scores))
+        best = best_index(results["mean_score"], larger_is_better=larger_is_better)
         every_cut = bool(results.pop("every_cut")[best])
         lifetime = float(self.lifetime) if every_cut else float(path["lifetimes"][best])
         self._fit(X, y, lifetime=lifetime, sample_weight=weights)
@@ -138,13 +131,11 @@ class LifetimeSearchMixin(MondrianForestBase):
             scores.append(np.asarray(path[key], dtype=float))
             split_weights.append(float(len(held_out) if weights is None else w_held_out.sum()))
         table, total = np.vstack(scores), np.asarray(split_weights)
-        # One split: its own scores, bit for bit (a weighted mean of one row may round).
-        mean = table[0] if len(scores) == 1 else np.average(table, axis=0, weights=total)
         results = {
             "lifetimes": np.asarray(first["lifetimes"], dtype=float),
             "split_scores": table,
             "split_weights": total,
-            "mean_score": mean,
+            "mean_score": pooled_scores(table, total),
             "every_cut": every_cut,
         }
         return results, first

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn import _core
 from mondrian_learn._base import document, restore_on_failure, store_parameters, warn
@@ -176,13 +176,13 @@ default="held_out"
         "prior_mean": Param(None, None, Real()),
         "gamma1": Param(None, None, *POSITIVE),
         "gamma2": Param(None, None, *POSITIVE),
-        "noise_variance": Param(None, None, Options({"heuristic", "within_leaf"}), *POSITIVE),
-        "posterior": Param("exact", Options({"exact", "fast"})),
+        "noise_variance": Param(None, None, Options.of_core("noise_variance"), *POSITIVE),
+        "posterior": Param("exact", Options.of_core("posterior")),
         "candidate_dimensions": Param(
             1.0, Options({"sqrt"}), *COUNT, Real(low=0, high=1, closed="right")
         ),
         "hyperparameters": Param(
-            "held_out", Options({"held_out", "heuristic", "evidence", "leave_one_out"})
+            "held_out", Options.of_core("hyperparameters", "held_out", "heuristic")
         ),
     }
 
@@ -211,15 +211,7 @@ default="held_out"
     def _training_data(
         self, X: Any, y: Any, reset: bool, classes: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=list(self._point_dtypes),
-            accept_sparse=self._sparse_formats(),
-            y_numeric=True,
-            reset=reset,
-        )
+        X, y = self._check_input(X, y, reset=reset, y_numeric=True)
         check_numeric_target(y)
         if reset:
             self._check_fixed_prior(y)
@@ -264,7 +256,13 @@ default="held_out"
         them, the forest is refitted on every row instead, so that it is then exactly the
         batch fit of the rows seen (user guide: Online learning, "What a stream gets"). The
         first call on an unfitted estimator is ``fit``. A conformal calibration
-        (:meth:`conformalize`) is discarded."""
+        (:meth:`conformalize`) is discarded.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         if not hasattr(self, "model_"):
             return self._update(X, y, sample_weight)
         self._update(X, y, sample_weight)
@@ -370,11 +368,17 @@ default="held_out"
         check_parameter("confidence", confidence, [Real(low=0, high=1, closed="neither")])
         return self.predict_quantiles(X, [(1 - confidence) / 2, (1 + confidence) / 2])
 
-    @document("X", "y", returns="log_density : ndarray of shape (n_samples,)")
+    @document("X", "y")
     def log_predictive_density(self, X: Any, y: Any) -> np.ndarray:
         """log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
 
-        The negative mean is the NLPD reported in the paper."""
+        The negative mean is the NLPD reported in the paper.
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+            log p(y_i | x_i) under the predictive mixture (log-sum-exp over its Gaussians).
+        """
         check_is_fitted(self)
         X, y = self._training_data(X, y, reset=False)
         return self.model_.log_density(self._core_input(X), y, self._threads())
@@ -383,13 +387,9 @@ default="held_out"
         """Per node: the decrease in the training targets' sum of squared deviations."""
         return self.model_.impurity_decrease(self._check_tree_index(index))
 
+    @document("index")
     def node_posterior(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of every node mean of tree ``index``.
-
-        Parameters
-        ----------
-        index : int
-            The tree, 0 ≤ index < n_estimators.
 
         Returns
         -------

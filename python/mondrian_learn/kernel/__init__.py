@@ -6,8 +6,8 @@ lifetimes searched. The peers it is compared with are in :mod:`mondrian_learn.ke
 Modules: ``_base`` (what the kernel estimators share), ``_features``
 (``MondrianKernelFeatures``), ``_ridge`` (``MondrianKernelRidge``, batch or online),
 ``_posterior`` (the ridges' Gaussian predictive), ``_evidence`` (the log marginal
-likelihood), ``_path_cv`` (``MondrianKernelRidgeCV``, the lifetime path) and ``_cv_rows`` (the
-rows its folds fit and score), ``_cells`` (occupied-cell features, shared with random
+likelihood), ``_path_cv`` (``MondrianKernelRidgeCV``, the lifetime path), ``_folds`` (the
+rows the CV ridges' folds fit and score), ``_cells`` (occupied-cell features, shared with random
 binning), ``_grid`` (``MondrianGridFeatures``), ``_grid_cv`` (``MondrianGridRidgeCV``) and
 ``_grid_search`` (its optimisers), ``baselines``.
 """

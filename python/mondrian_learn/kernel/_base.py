@@ -76,35 +76,6 @@ def lifetime_for_ranges(ranges: np.ndarray, cells: float) -> float:
     return high
 
 
-#: Points outside the training data, as every Mondrian kernel estimator treats them.
-EXTENSION_NOTE = """
-    Points outside the training data follow the conditional Mondrian process, integrated out
-    analytically: a point x is separated from the training points of a node j on its path by
-    a cut born while j was alive with probability 1 − exp(−η_j(x) Δτ_j), η_j(x) the distance
-    (L1) by which x lies outside j's data box, Δτ_j the time j lived (up to λ for the leaf).
-    Its feature in its leaf's column is therefore P(not separated)/√M instead of 1/√M, and 0
-    elsewhere (a separated point is alone in a fresh cell, which no training point shares).
-    So φ(x)·φ(x') is an unbiased estimate of exp(−λ‖x − x'‖₁) for any x and training x', and
-    predictions are expectations over the extension (products of two such test points are
-    not unbiased).
-"""
-
-
-#: The start of the parameters of the Mondrian kernel estimators that sample M trees with
-#: lifetime λ.
-TREE_PARAMETERS = """
-    Parameters
-    ----------
-    n_estimators : int, default=50
-        Number of trees M (each feature row has exactly M stored entries).
-    lifetime : float or None, default=None
-        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of the scaled
-        features (the unit box unless ``scale_features=False``). None: the λ at which a
-        Mondrian process on the training data's box has 128 expected cells per tree,
-        Π_d (1 + λ r_d) = 128 — about as many feature columns in any dimension, and the same
-        λ for a row weighted k and the row repeated k times (``lifetime_``)."""
-
-
 class MondrianKernelBase(UnitBoxMixin):
     """Base of the Mondrian kernel estimators (Balog et al., UAI 2016): ``n_estimators``
     trees, tree ``m`` drawn from a stream seeded by ``(seed, m)``, so results do not depend

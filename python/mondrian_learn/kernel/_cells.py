@@ -32,9 +32,15 @@ class CellIndicatorFeatures(ColumnFeaturesMixin, UnitBoxMixin):
         self.offsets_ = np.concatenate([[0], np.cumsum([len(b) for b in self.bins_])])
         self.n_columns_ = int(self.offsets_[-1])
 
-    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, ``n_columns_``)")
+    @document("X")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
-        """Indicator features of the occupied cells, 1/√M each."""
+        """Indicator features of the occupied cells, 1/√M each.
+
+        Returns
+        -------
+        Z : scipy.sparse.csr_matrix of shape (n_samples, ``n_columns_``)
+            Indicator features of the occupied cells, 1/√M each.
+        """
         X = self._fitted_input(X)
         rows, cols = [], []
         for k, bins in enumerate(self.bins_):

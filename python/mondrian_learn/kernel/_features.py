@@ -19,8 +19,6 @@ from mondrian_learn._validation import (
     Param,
 )
 from mondrian_learn.kernel._base import (
-    EXTENSION_NOTE,
-    TREE_PARAMETERS,
     ColumnFeaturesMixin,
     CorePointsKernelBase,
 )
@@ -35,12 +33,27 @@ class MondrianKernelFeatures(ColumnFeaturesMixin, CorePointsKernelBase):
     vector of x has one entry per leaf of every tree: 1/√M in the leaf x falls into (eq. 2), so
     φ(x)·φ(x') is the fraction of trees in which x and x' share a leaf, whose expectation is
     the Laplace kernel exp(−λ‖x − x'‖₁) (Prop. 1).
-    """
 
-    __doc__ += (
-        EXTENSION_NOTE
-        + TREE_PARAMETERS
-        + """
+    Points outside the training data follow the conditional Mondrian process, integrated out
+    analytically: a point x is separated from the training points of a node j on its path by
+    a cut born while j was alive with probability 1 − exp(−η_j(x) Δτ_j), η_j(x) the distance
+    (L1) by which x lies outside j's data box, Δτ_j the time j lived (up to λ for the leaf).
+    Its feature in its leaf's column is therefore P(not separated)/√M instead of 1/√M, and 0
+    elsewhere (a separated point is alone in a fresh cell, which no training point shares).
+    So φ(x)·φ(x') is an unbiased estimate of exp(−λ‖x − x'‖₁) for any x and training x', and
+    predictions are expectations over the extension (products of two such test points are
+    not unbiased).
+
+    Parameters
+    ----------
+    n_estimators : int, default=50
+        Number of trees M (each feature row has exactly M stored entries).
+    lifetime : float or None, default=None
+        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of the scaled
+        features (the unit box unless ``scale_features=False``). None: the λ at which a
+        Mondrian process on the training data's box has 128 expected cells per tree,
+        Π_d (1 + λ r_d) = 128 — about as many feature columns in any dimension, and the same
+        λ for a row weighted k and the row repeated k times (``lifetime_``).
     scale_features : bool, default=True
         Map each feature to [0, 1] by its training range first; False keeps the raw units
         (user guide: Conventions, "Inputs are scaled to the unit box").
@@ -76,7 +89,6 @@ class MondrianKernelFeatures(ColumnFeaturesMixin, CorePointsKernelBase):
     >>> bool(abs(k - np.exp(-2.0 * np.abs(X[0] - X[1]).sum())) < 0.15)
     True
     """
-    )
 
     _parameters = {
         "n_estimators": Param(50, *COUNT),
@@ -100,7 +112,13 @@ class MondrianKernelFeatures(ColumnFeaturesMixin, CorePointsKernelBase):
     @restore_on_failure
     @document("X", "y ignored")
     def fit(self, X: Any, y: Any = None) -> MondrianKernelFeatures:
-        """Sample the trees on ``X``."""
+        """Sample the trees on ``X``.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         X = validate_data(
             self, X, dtype=list(self._point_dtypes), accept_sparse=self._sparse_formats()
@@ -116,8 +134,14 @@ class MondrianKernelFeatures(ColumnFeaturesMixin, CorePointsKernelBase):
         self.n_columns_ = self.model_.n_columns()
         return self
 
-    @document("X", returns="Z : scipy.sparse.csr_matrix of shape (n_samples, ``n_columns_``)")
+    @document("X")
     def transform(self, X: Any) -> scipy.sparse.csr_matrix:
-        """Features of ``X``: an N × C CSR matrix with M stored entries per row."""
+        """Features of ``X``: an N × C CSR matrix with M stored entries per row.
+
+        Returns
+        -------
+        Z : scipy.sparse.csr_matrix of shape (n_samples, ``n_columns_``)
+            Features of ``X``: an N × C CSR matrix with M stored entries per row.
+        """
         X = self._fitted_input(X)
         return to_csr(self.model_.transform(X, self._threads()))

@@ -112,7 +112,13 @@ class MondrianGridFeatures(MappedArrayMixin, CellIndicatorFeatures):
     @restore_on_failure
     @document("X", "y ignored")
     def fit(self, X: Any, y: Any = None) -> MondrianGridFeatures:
-        """Draw the grids' cuts on the training range and number the occupied cells."""
+        """Draw the grids' cuts on the training range and number the occupied cells.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         X = self._fit_unit_box(validate_data(self, X, dtype=np.float64))
         lifetimes = self._lifetimes(X.shape[1])

@@ -9,19 +9,16 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._base import (
     GaussianSampleMixin,
-    UnitBoxMixin,
     restore_on_failure,
     store_parameters,
 )
-from mondrian_learn._lifetime_path import CV, VALIDATION_FRACTION
+from mondrian_learn._lifetime_path import CV, VALIDATION_FRACTION, best_index
 from mondrian_learn._memory import check_memory
 from mondrian_learn._points import as_core_array
-from mondrian_learn._targets import check_target_scale
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -32,12 +29,7 @@ from mondrian_learn._validation import (
     Real,
     draw_seed,
 )
-from mondrian_learn.kernel._cv_rows import (
-    split_weights,
-    total_weight,
-    weighted_rows,
-    weighted_splits,
-)
+from mondrian_learn.kernel._folds import Fold, ValidationFoldsMixin
 from mondrian_learn.kernel._grid_search import (
     EvidenceCriterion,
     FoldMeanCriterion,
@@ -47,7 +39,7 @@ from mondrian_learn.kernel._grid_search import (
 from mondrian_learn.kernel._posterior import check_return, refit_predictive
 
 
-class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
+class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMixin):
     """Mondrian grid ridge regression with a lifetime per feature, searched (Balog's report,
     chapter 5).
 
@@ -206,7 +198,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         "validation_fraction": VALIDATION_FRACTION,
         "cv": CV,
         "lifetime_threshold": Param(0.5, Real(low=0)),
-        "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
+        "solver": Param("auto", Options.of_core("solver")),
         "max_dense_features": Param(256, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
         "gradient_max_iter": Param(300, *COUNT),
@@ -275,37 +267,10 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         start = time.perf_counter()
         self._validate_params()
         n_jobs, alpha = self._threads(), float(self.alpha)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        given = (X, y)
-        X, y, weights, keep = weighted_rows(X, y, sample_weight)
-        check_target_scale(y)
-        X = self._fit_unit_box(X, as_array=True)
-        if (X_val is None) != (y_val is None):
-            raise ValueError("give both X_val and y_val, or neither")
-        if self.cv is not None and (X_val is not None or self.selection == "evidence"):
-            raise ValueError(
-                "cv splits X for selection='validation'; it cannot be combined with X_val "
-                "or selection='evidence': leave cv=None"
-            )
-        held_out = self.selection == "validation" and X_val is None
-        train_X, train_y, train_w, val_w = X, y, weights, None
-        folds = None
-        if held_out:
-            splits = weighted_splits(
-                self.cv, X, y, given, keep, weights, self.validation_fraction, self.random_state
-            )
-            train, rows = splits[0]
-            train_X, train_y, X_val, y_val = X[train], y[train], X[rows], y[rows]
-            train_w, val_w = split_weights(weights, train), split_weights(weights, rows)
-            folds = splits if self.cv is not None else None
-        elif self.selection == "validation":
-            X_val, y_val = validate_data(
-                self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
-            )
-            X_val = self._mapped_array(X_val)
-        else:
-            X_val, y_val = np.empty((0, X.shape[1])), np.empty(0)
-        m, n_points = int(self.n_estimators), X.shape[0] + len(y_val)
+        rows = self._validation_folds(X, y, X_val, y_val, sample_weight)
+        X, y, weights, first = rows.X, rows.y, rows.weights, rows.folds[0]
+        folds = rows.folds if self.cv is not None else None
+        m, n_points = int(self.n_estimators), X.shape[0] + len(first.y_val)
         dense = min(int(self.max_dense_features), 2**31)
         check_memory("max_dense_features", self.max_dense_features, 4.0 * dense**2, "the factor")
         n_searches = 1 if folds is None else len(folds) + 1
@@ -318,11 +283,9 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         )
         seed = draw_seed(self.random_state)
 
-        def searching(
-            X: Any, y: Any, X_val: Any, y_val: Any, weights: Any = None, val_weights: Any = None
-        ) -> Any:
+        def searching(fold: Fold) -> Any:
             return _core.GridSearch(
-                *(as_core_array(a) for a in (X, y, X_val, y_val)),
+                *(as_core_array(a) for a in (fold.X, fold.y, fold.X_val, fold.y_val)),
                 m,
                 seed,
                 alpha,
@@ -331,36 +294,32 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
                 float(self.gradient_tol),
                 int(self.gradient_max_iter),
                 n_jobs,
-                weights,
-                val_weights,
+                fold.weights,
+                fold.val_weights,
             )
 
         criterion: Any
         if folds is not None:
-            for t, v in folds:
-                if len(t) + len(v) != X.shape[0]:
+            for fold in folds:
+                if len(fold.y) + len(fold.y_val) != X.shape[0]:
                     # Each fold's search must hold every point to draw the same cuts.
                     raise ValueError(
                         "cv must split every row of X into training or validation in each "
-                        f"split (as KFold does); a split used {len(t) + len(v)} of "
-                        f"{X.shape[0]} rows"
+                        f"split (as KFold does); a split used {len(fold.y) + len(fold.y_val)} "
+                        f"of {X.shape[0]} rows"
                     )
-            w = [(split_weights(weights, t), split_weights(weights, v)) for t, v in folds]
             criterion = FoldMeanCriterion(
-                [
-                    ValidationCriterion(searching(X[t], y[t], X[v], y[v], *w[k]), n_jobs)
-                    for k, (t, v) in enumerate(folds)
-                ],
-                [total_weight(w[k][1], len(v)) for k, (_, v) in enumerate(folds)],
+                [ValidationCriterion(searching(fold), n_jobs) for fold in folds],
+                rows.validation_weights(),
             )
             # The final model is refitted on all of X (no validation rows).
-            search = searching(X, y, np.empty((0, X.shape[1])), np.empty(0), weights=weights)
+            search = searching(Fold.training_only(X, y, weights))
         else:
-            search = searching(train_X, train_y, X_val, y_val, weights=train_w, val_weights=val_w)
+            search = searching(first)
             criterion = (
                 ValidationCriterion(search, n_jobs)
                 if self.selection == "validation"
-                else EvidenceCriterion(search, train_y, n_jobs, train_w)
+                else EvidenceCriterion(search, first.y, n_jobs, first.weights)
             )
         cuts_per_move = max(1, m // 4) if self.cuts_per_move is None else int(self.cuts_per_move)
         path = run_search(
@@ -373,7 +332,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
             int(self.verbose),
             start=start,
         )
-        best = int(np.argmin(path["criterion"]))
+        best = best_index(path["criterion"])
         if not np.isfinite(path["criterion"][best]):
             raise ValueError(
                 "selection='evidence' needs min(n_samples, n_features of the grid) ≤ 2048 "
@@ -382,13 +341,8 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, UnitBoxMixin):
         if self.selection == "evidence":
             alpha = float(path["alpha"][best])
         lifetimes = [float(v) for v in path["lifetimes"][best]]
-        if folds is not None:
-            refit_X, refit_y, refit_w = X, y, weights
-        elif held_out:
-            refit_X, refit_y = np.vstack([train_X, X_val]), np.concatenate([train_y, y_val])
-            refit_w = None if weights is None else np.concatenate([train_w, val_w])
-        else:
-            refit_X, refit_y, refit_w = train_X, train_y, train_w
+        refit_y, refit_w = rows.refit_targets()
+        refit_X = np.vstack([first.X, first.X_val]) if rows.held_out else X
         self.model_ = search.refit(as_core_array(refit_y), lifetimes, alpha, n_jobs, refit_w)
         # The refitted rows (mapped), targets and weights, for ``predict(return_std=True)``.
         self._posterior_rows, self._posterior_weights = (refit_X, refit_y), refit_w

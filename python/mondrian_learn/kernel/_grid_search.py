@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 import scipy.sparse
 
+from mondrian_learn._lifetime_path import pooled_scores
 from mondrian_learn._progress import progress_callback
 from mondrian_learn.kernel._evidence import EVIDENCE_MAX_SIZE, centre, weighted_evidence
 
@@ -65,7 +66,7 @@ class FoldMeanCriterion:
     seed, are the same in every fold, and a state (active cuts per feature) is the same
     lifetimes in all of them (checked)."""
 
-    def __init__(self, folds: list[ValidationCriterion], sizes: list[int]) -> None:
+    def __init__(self, folds: list[ValidationCriterion], sizes: list[float]) -> None:
         self.folds, self.sizes = folds, sizes
         first = folds[0].search
         for fold in folds[1:]:
@@ -85,9 +86,7 @@ class FoldMeanCriterion:
             row = dict(states[0])
             scores = [state["validation_mse"] for state in states]
             row["fold_validation_mse"] = np.asarray(scores)
-            pooled = (
-                scores[0] if len(scores) == 1 else float(np.average(scores, weights=self.sizes))
-            )
+            pooled = float(pooled_scores(scores, self.sizes))
             row["validation_mse"] = row["criterion"] = pooled
             row["train_mse"] = float(np.mean([state["train_mse"] for state in states]))
             rows.append(row)

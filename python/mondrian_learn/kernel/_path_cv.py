@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._base import restore_on_failure, store_parameters
@@ -16,11 +15,12 @@ from mondrian_learn._lifetime_path import (
     CV,
     LIFETIMES,
     VALIDATION_FRACTION,
+    best_index,
     checkpoint_arguments,
+    pooled_scores,
 )
 from mondrian_learn._points import as_core_array
 from mondrian_learn._progress import PathProgress, progress_callback
-from mondrian_learn._targets import check_target_scale
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
@@ -32,16 +32,13 @@ from mondrian_learn._validation import (
     RealArray,
 )
 from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin, lifetime_for_cells
-from mondrian_learn.kernel._cv_rows import (
-    split_weights,
-    total_weight,
-    weighted_rows,
-    weighted_splits,
-)
 from mondrian_learn.kernel._evidence import EVIDENCE_MAX_SIZE, path_evidence
+from mondrian_learn.kernel._folds import ValidationFolds, ValidationFoldsMixin, total_weight
 
 
-class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBase):
+class MondrianKernelRidgeCV(
+    RegressorMixin, RidgePredictMixin, ValidationFoldsMixin, MondrianKernelBase
+):
     """Mondrian kernel ridge with the lifetime λ (inverse kernel width) chosen on the path.
 
     M Mondrian trees are sampled once with lifetime Λ. Sweeping λ from 0 to Λ through all
@@ -169,7 +166,7 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         "selection": Param("validation", Options({"validation", "evidence"})),
         "validation_fraction": VALIDATION_FRACTION,
         "cv": CV,
-        "solver": Param("auto", Options({"auto", "cholesky", "inverse", "gradient"})),
+        "solver": Param("auto", Options.of_core("solver")),
         "max_dense_features": Param(4096, *COUNT),
         "gradient_tol": Param(1e-6, *POSITIVE),
         "gradient_max_iter": Param(300, *COUNT),
@@ -236,42 +233,11 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         alphas = np.atleast_1d(np.asarray(self.alphas, dtype=np.float64)).ravel()
         if not np.all(alphas > 0):
             raise ValueError(f"alphas must hold positive numbers, got {self.alphas!r}")
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        given = (X, y)
-        X, y, weights, keep = weighted_rows(X, y, sample_weight)
-        check_target_scale(y)
-        X = self._fit_unit_box(X, as_array=True)
-        if (X_val is None) != (y_val is None):
-            raise ValueError("give both X_val and y_val, or neither")
-        if self.cv is not None and (X_val is not None or self.selection == "evidence"):
-            raise ValueError(
-                "cv splits X for selection='validation'; it cannot be combined with X_val "
-                "or selection='evidence': leave cv=None"
-            )
+        rows = self._validation_folds(X, y, X_val, y_val, sample_weight)
         if self.selection == "evidence":
-            self._fit_evidence(X, y, weights, alphas)
-        elif X_val is not None:
-            X_val, y_val = validate_data(
-                self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
-            )
-            fold = (X, y, weights, self._mapped_array(X_val), y_val, None)
-            self._fit_validation(X, y, weights, [fold], alphas)
+            self._fit_evidence(rows.X, rows.y, rows.weights, alphas)
         else:
-            splits = weighted_splits(
-                self.cv,
-                X,
-                y,
-                given,
-                keep,
-                weights,
-                self.validation_fraction,
-                self.random_state,
-            )
-            folds = [
-                (X[t], y[t], split_weights(weights, t), X[v], y[v], split_weights(weights, v))
-                for t, v in splits
-            ]
-            self._fit_validation(X, y, weights, folds, alphas, held_out=self.cv is None)
+            self._fit_validation(rows, alphas)
         return self
 
     def _path_settings(self) -> tuple[Any, ...]:
@@ -302,21 +268,13 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
             X.shape[0],
         )
 
-    def _fit_validation(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        weights: np.ndarray | None,
-        folds: list[tuple[Any, ...]],
-        alphas: np.ndarray,
-        held_out: bool = False,
-    ) -> None:
+    def _fit_validation(self, rows: ValidationFolds, alphas: np.ndarray) -> None:
         """Choose (λ, α) by the folds' pooled validation error of one path per fold and α, at the
-        first fold's checkpoints; refit (module docs). A fold is (training X, y, weights,
-        validation X, y, weights). ``held_out``: one split off ``X``, whose validation rows
+        first fold's checkpoints; refit (class notes). With a share of ``X`` held out, its rows
         extend the first fold's trees for the final model."""
+        folds = rows.folds
         n_jobs, settings = self._threads(), self._path_settings()
-        max_lifetime = self._max_lifetime(folds[0][0], folds[0][2])
+        max_lifetime = self._max_lifetime(folds[0].X, folds[0].weights)
         n_checkpoints, grid = checkpoint_arguments(self.lifetimes, max_lifetime)
         several = len(folds) > 1
         # Several folds: one report for them all (their trees and paths stay quiet).
@@ -356,15 +314,14 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
                 paths.append(fold_paths)
                 update(k + 1)
             # With cv, the final model's trees on all of X, within the same report.
-            everything = self._features(X, max_lifetime) if self.cv is not None else None
+            everything = self._features(rows.X, max_lifetime) if self.cv is not None else None
         finally:
             close()
         scores = np.array([[p["validation_mse"] for p in fold] for fold in paths])
         # Folds weighted by their validation rows (the pooled error), as the CV forests do.
-        sizes = [total_weight(fold[5], len(fold[4])) for fold in folds]
-        by_alpha = (np.average(scores, axis=0, weights=sizes) if several else scores[0]).T
+        by_alpha = pooled_scores(scores, rows.validation_weights()).T
         # Ties: the first checkpoint (smallest λ), then the first α.
-        best, which = np.unravel_index(int(np.argmin(by_alpha)), by_alpha.shape)
+        best, which = np.unravel_index(best_index(by_alpha), by_alpha.shape)
         path = paths[0][which]
         path["solver"] = np.asarray(path["solver"])
         path["validation_mse"] = by_alpha[:, which].copy()
@@ -372,22 +329,14 @@ class MondrianKernelRidgeCV(RegressorMixin, RidgePredictMixin, MondrianKernelBas
         if several:
             path["fold_validation_mse"] = scores.transpose(0, 2, 1)
         lifetime, alpha = float(path["lifetimes"][best]), float(alphas[which])
-        if held_out:
-            _, train_y, train_w, val_X, val_y, val_w = folds[0]
-            model = first_features.refit(
-                as_core_array(np.concatenate([train_y, val_y])),
-                lifetime,
-                alpha,
-                n_jobs,
-                as_core_array(val_X),
-                None if weights is None else np.concatenate([train_w, val_w]),
-            )
-        elif everything is not None:
-            model = everything.refit(as_core_array(y), lifetime, alpha, n_jobs, None, weights)
+        refit_y, refit_w = rows.refit_targets()
+        if everything is not None:
+            model = everything.refit(as_core_array(refit_y), lifetime, alpha, n_jobs, None, refit_w)
         else:
-            _, train_y, train_w = folds[0][:3]
+            # A held-out share extends the trees with its points (None: X_val only scored).
+            extension = as_core_array(folds[0].X_val) if rows.held_out else None
             model = first_features.refit(
-                as_core_array(train_y), lifetime, alpha, n_jobs, None, train_w
+                as_core_array(refit_y), lifetime, alpha, n_jobs, extension, refit_w
             )
         self._keep(path, int(best), alpha, max_lifetime, model)
 

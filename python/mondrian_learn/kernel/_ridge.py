@@ -12,11 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mondrian_learn import _core
 from mondrian_learn._base import OnlineMixin, document, restore_on_failure, store_parameters, warn
 from mondrian_learn._points import as_core_array
-from mondrian_learn._targets import (
-    check_sample_weight,
-    check_target_scale,
-    check_weighted_target_scale,
-)
+from mondrian_learn._targets import weighted_targets
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
@@ -26,8 +22,6 @@ from mondrian_learn._validation import (
     Param,
 )
 from mondrian_learn.kernel._base import (
-    EXTENSION_NOTE,
-    TREE_PARAMETERS,
     CorePointsKernelBase,
     RidgePredictMixin,
 )
@@ -53,12 +47,20 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
     w ~ N(0, σ²/α I), y − ȳ ~ N(Φw, σ²I), with σ² at its maximum-likelihood value
     σ̂² = (‖y − ȳ‖² − ‖z‖²)/N, z = L⁻¹Φᵀ(y − ȳ), L the Cholesky factor:
     log p = −N/2 log(2πσ̂²) − N/2 + C/2 log α − 1/2 log det(ΦᵀΦ + αI).
-    """
 
-    __doc__ += (
-        EXTENSION_NOTE
-        + TREE_PARAMETERS
-        + """
+    Points outside the training data are read as :class:`MondrianKernelFeatures` reads them:
+    through the conditional Mondrian process, integrated out analytically.
+
+    Parameters
+    ----------
+    n_estimators : int, default=50
+        Number of trees M (each feature row has exactly M stored entries).
+    lifetime : float or None, default=None
+        Lifetime λ ≥ 0 (finite), the inverse kernel width, in the units of the scaled
+        features (the unit box unless ``scale_features=False``). None: the λ at which a
+        Mondrian process on the training data's box has 128 expected cells per tree,
+        Π_d (1 + λ r_d) = 128 — about as many feature columns in any dimension, and the same
+        λ for a row weighted k and the row repeated k times (``lifetime_``).
     alpha : float, default=1.0
         Ridge penalty δ² > 0: the prior precision of the weights relative to the noise,
         σ²/α per weight. With K = ΦΦᵀ ≈ the Laplace kernel (K(x, x) = 1), α plays the
@@ -106,7 +108,6 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
     >>> bool(np.sqrt(np.mean((model.predict(X) - y) ** 2)) < 0.1)
     True
     """
-    )
 
     _parameters = {
         "n_estimators": Param(50, *COUNT),
@@ -135,7 +136,13 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
     @document("X", "y", "sample_weight")
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MondrianKernelRidge:
         """Sample the trees on ``X`` (the rows of positive weight) and solve for the weights
-        (rows weighted: A = ΦᵀVΦ + αI, ȳ the weighted mean; class notes)."""
+        (rows weighted: A = ΦᵀVΦ + αI, ȳ the weighted mean; class notes).
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         X, y = validate_data(
             self,
@@ -145,10 +152,7 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
             accept_sparse=self._sparse_formats(),
             y_numeric=True,
         )
-        weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        X, y = X[keep], y[keep]
-        check_target_scale(y)
-        check_weighted_target_scale(y, weights)
+        X, y, weights, _ = weighted_targets(X, y, sample_weight)
         points, y = self._fit_unit_box(X), as_core_array(y)
         self.lifetime_ = lifetime = self._lifetime(X)
         self.model_ = self._sample_trees(
@@ -177,7 +181,13 @@ class MondrianKernelRidge(RegressorMixin, RidgePredictMixin, OnlineMixin, CorePo
         equals a batch fit on the same trees. The first call on an unfitted estimator is
         ``fit``; with ``lifetime=None`` it chooses the lifetime and the map to the unit box
         from that call's rows, kept afterwards (a warning says so when they are fewer than
-        32: from one row the lifetime is 0, one cell per tree)."""
+        32: from one row the lifetime is 0, one cell per tree).
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         first = not hasattr(self, "model_")
         self._update(X, y, sample_weight)
         if first and self.lifetime is None and self.model_.n_rows < FEW_FIRST_ROWS:

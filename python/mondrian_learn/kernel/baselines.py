@@ -89,7 +89,13 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     @restore_on_failure
     @document("X", "y ignored")
     def fit(self, X: Any, y: Any = None) -> LaplaceFourierFeatures:
-        """Draw the frequencies."""
+        """Draw the frequencies.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         m, lifetime = int(self.n_components), float(self.lifetime)
         X = self._fit_unit_box(validate_data(self, X, dtype=np.float64))
@@ -109,9 +115,15 @@ class LaplaceFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         """Output width, for ``get_feature_names_out``."""
         return 2 * int(self.frequencies_.shape[1])
 
-    @document("X", returns="Z : ndarray of shape (n_samples, 2 * n_components)")
+    @document("X")
     def transform(self, X: Any) -> np.ndarray:
-        """Features [cos(Xω), sin(Xω)] / √M."""
+        """Features [cos(Xω), sin(Xω)] / √M.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, 2 * n_components)
+            Features [cos(Xω), sin(Xω)] / √M.
+        """
         X = self._fitted_input(X)
         with np.errstate(over="ignore", invalid="ignore"):
             projection = X @ self.frequencies_
@@ -197,7 +209,13 @@ class RandomBinningFeatures(MappedArrayMixin, CellIndicatorFeatures):
     @restore_on_failure
     @document("X", "y ignored")
     def fit(self, X: Any, y: Any = None) -> RandomBinningFeatures:
-        """Draw the grids and number the bins the training points occupy."""
+        """Draw the grids and number the bins the training points occupy.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         m, lifetime = int(self.n_estimators), float(self.lifetime)
         X = self._fit_unit_box(validate_data(self, X, dtype=np.float64))
@@ -288,7 +306,13 @@ class LaplaceKernelRidge(RegressorMixin, MappedArrayMixin):
     @restore_on_failure
     @document("X", "y")
     def fit(self, X: Any, y: Any) -> LaplaceKernelRidge:
-        """Solve for the dual coefficients by a Cholesky factor of K + αI."""
+        """Solve for the dual coefficients by a Cholesky factor of K + αI.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         alpha = float(self.alpha)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
@@ -302,9 +326,15 @@ class LaplaceKernelRidge(RegressorMixin, MappedArrayMixin):
         self.X_fit_ = X
         return self
 
-    @document("X", returns="y_pred : ndarray of shape (n_samples,)")
+    @document("X")
     def predict(self, X: Any) -> np.ndarray:
-        """ȳ + K(x, X_fit) h."""
+        """ȳ + K(x, X_fit) h.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ȳ + K(x, X_fit) h.
+        """
         X = self._fitted_input(X)
         cross = np.exp(-self._distances(X, self.X_fit_))
         return self.intercept_ + cross @ self.dual_coef_

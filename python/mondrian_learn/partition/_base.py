@@ -4,32 +4,32 @@ PCA, SVC): the kernel's parameters, sampling it inside ``fit``, reading points t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from mondrian_learn._base import EstimatorBase, store_parameters
+from mondrian_learn._base import EstimatorBase
 from mondrian_learn._progress import StageTimer
-from mondrian_learn._validation import RUNTIME, SCALING, draw_seed
+from mondrian_learn._validation import draw_seed
 from mondrian_learn.partition._kernel import RandomPartitionKernel
-from mondrian_learn.partition._samplers import SAMPLING
 
 
 class PartitionKernelEstimator(EstimatorBase):
     """Base of the estimators that sample a :class:`.RandomPartitionKernel` on the training
     points (``kernel_``) and work with it through products (Davies & Ghahramani 2014, §5).
 
+    A base, not an estimator: each estimator writes out its own parameters, among them the
+    kernel's (``sampler``, ``n_partitions``, ``scale_features``, ``n_jobs``, as for
+    :class:`.RandomPartitionKernel`: the kernel scales the features, so lifetimes are in the
+    units of the unit box unless ``scale_features=False``), ``random_state`` (seeds the
+    kernel, then whatever the estimator draws itself) and ``verbose`` (reports each stage of
+    the fit with its time).
+
     Parameters
     ----------
-    sampler, n_partitions, scale_features, n_jobs
-        As for :class:`.RandomPartitionKernel` (the kernel scales the features: lifetimes
-        are in the units of the unit box unless ``scale_features=False``).
-    random_state : int, RandomState or None
-        Seeds the kernel, then whatever the estimator draws itself.
-    verbose : int
-        Report each stage of the fit with its time.
+    *args, **kwargs
+        None accepted: making the base itself is a ``TypeError``.
 
     Notes
     -----
@@ -37,20 +37,6 @@ class PartitionKernelEstimator(EstimatorBase):
     for the samplers at ``fit``, a block of rows at a time afterwards), with the results of the
     same values given dense.
     """
-
-    _parameters = {**SAMPLING, **SCALING, **RUNTIME}
-
-    def __init__(
-        self,
-        sampler: str | EstimatorBase | Callable[..., Any] = "mondrian",
-        *,
-        n_partitions: int = 100,
-        scale_features: bool = True,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: bool | int = 0,
-    ) -> None:
-        store_parameters(self, locals())
 
     _accepts_sparse = True
 

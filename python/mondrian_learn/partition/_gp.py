@@ -18,11 +18,7 @@ from mondrian_learn._base import (
     store_parameters,
 )
 from mondrian_learn._memory import check_memory
-from mondrian_learn._targets import (
-    check_sample_weight,
-    check_target_scale,
-    check_weighted_target_scale,
-)
+from mondrian_learn._targets import weighted_targets
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,
@@ -42,7 +38,7 @@ from mondrian_learn.partition._operator import (
     warn_unconverged_variances,
 )
 from mondrian_learn.partition._samplers import SAMPLING
-from mondrian_learn.partition._variance import VARIANCE
+from mondrian_learn.partition._variance import VARIANCE, lanczos_upper_variances
 
 __all__ = ["PartitionGPRegressor"]
 
@@ -190,19 +186,20 @@ class PartitionGPRegressor(
     @document("X", "y", "sample_weight")
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> PartitionGPRegressor:
         """Sample the partitions (on the rows of positive weight), choose the variances left
-        as None, and solve for the dual weights α."""
+        as None, and solve for the dual weights α.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
-        signal, noise = (
-            None if v is None else float(v) for v in (self.signal_variance, self.noise_variance)
-        )
-        check_fixed_ratio(signal, noise)  # before the partitions are sampled
+        # Before the partitions are sampled.
+        check_fixed_ratio(self.signal_variance, self.noise_variance)
         X, y = validate_data(
             self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats(), y_numeric=True
         )
-        weights, keep = check_sample_weight(sample_weight, X.shape[0])
-        X, y = X[keep], y[keep]
-        check_target_scale(y)
-        check_weighted_target_scale(y, weights)
+        X, y, weights, _ = weighted_targets(X, y, sample_weight)
         rng, stages = self._sample_kernel(X, y)
         self.sample_weight_ = weights
         self.y_mean_ = float(np.average(y, weights=weights))
@@ -267,7 +264,7 @@ class PartitionGPRegressor(
             result[np.diag_indices(n)] = np.maximum(np.diag(result), noise)
             return mean, result
         rows = kernel.model_.gather_sums(self._variance_factors()[0], threads, labels, weights)
-        var = s + noise - np.einsum("ij,ij->i", rows, rows)
+        var = lanczos_upper_variances(rows, s, noise)
         if not return_cov:
             return mean, np.sqrt(np.maximum(var, noise))
         features = kernel.features(X)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn import _core
 from mondrian_learn._base import (
@@ -34,11 +34,12 @@ from mondrian_learn.partition._samplers import (
     SAMPLING,
     CallablePartitions,
     assign_by_rules,
+    check_training_data,
     resolve_sampler,
 )
 
 #: The preconditioners of :meth:`RandomPartitionKernel.solve`.
-PRECONDITIONER: list[Any] = [Options({"partition", "jacobi", "none"})]
+PRECONDITIONER: list[Any] = [Options.of_core("preconditioner")]
 
 
 def as_block(V: Any, n: int, name: str = "V") -> tuple[np.ndarray, bool]:
@@ -131,18 +132,18 @@ default="mondrian"
     @restore_on_failure
     @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> RandomPartitionKernel:
-        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers)."""
+        """Draw ``n_partitions`` partitions of ``X`` (``y`` is used by supervised samplers).
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         m, n_jobs = int(self.n_partitions), self._threads()
         sampler = resolve_sampler(self.sampler)
         stages = StageTimer(self.verbose, type(self).__name__)
-        sparse = self._sparse_formats()
-        if y is None:
-            X = validate_data(self, X, dtype=np.float64, accept_sparse=sparse)
-        else:
-            X, y = validate_data(
-                self, X, y, dtype=np.float64, accept_sparse=sparse, y_numeric=False
-            )
+        X, y = check_training_data(self, X, y)
         check_memory(
             "n_partitions",
             m,

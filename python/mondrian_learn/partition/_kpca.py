@@ -7,13 +7,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import validate_data
 
 from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_parameters
 from mondrian_learn._validation import COUNT, POSITIVE, RUNTIME, SCALING, Integer, Param
 from mondrian_learn.partition._base import PartitionKernelEstimator
 from mondrian_learn.partition._operator import LocalOperator, fit_eigenpairs
-from mondrian_learn.partition._samplers import SAMPLING
+from mondrian_learn.partition._samplers import SAMPLING, check_training_data
 
 
 class PartitionKernelPCA(
@@ -109,13 +108,16 @@ class PartitionKernelPCA(
     @restore_on_failure
     @document("X", "y or None")
     def fit(self, X: Any, y: Any = None) -> PartitionKernelPCA:
-        """Sample the partitions and compute the top eigenpairs of the centred kernel."""
+        """Sample the partitions and compute the top eigenpairs of the centred kernel.
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         k = int(self.n_components)
-        if y is None:
-            X = validate_data(self, X, dtype=np.float64, accept_sparse=self._sparse_formats())
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats())
+        X, y = check_training_data(self, X, y)
         if k > X.shape[0]:
             raise ValueError(f"n_components={k} exceeds the number of samples {X.shape[0]}")
         rng, stages = self._sample_kernel(X, y)
@@ -135,9 +137,15 @@ class PartitionKernelPCA(
         root = np.sqrt(np.where(self.eigenvalues_ > 0, self.eigenvalues_, np.inf))
         return self.eigenvectors_ / root
 
-    @document("X", returns="Z : ndarray of shape (n_samples, n_components)")
+    @document("X")
     def transform(self, X: Any) -> np.ndarray:
-        """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``."""
+        """Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            Project points on the components: ``Σ_i k̃(x, x_i) u_ij / √λ_j``.
+        """
         X = self._fitted_input(X)  # feature names and width checked against this estimator
         coef = self._coefficients()
         n = coef.shape[0]

@@ -40,10 +40,14 @@ RHO_FLOOR = 1e-3
 RHO_MIN = 1e-12
 
 
-def check_fixed_ratio(signal: float | None, noise: float | None) -> None:
-    """Refuses fixed variances whose ratio σ²/s is below :data:`RHO_MIN` (below it K + ρI is
-    singular to float64: pivots of order 1e-15 go negative, or s·K overflows)."""
-    if signal is not None and noise is not None and not noise / signal >= RHO_MIN:
+def check_fixed_ratio(signal_variance: float | None, noise_variance: float | None) -> None:
+    """Refuses fixed variances (the estimator's parameters; None: chosen by marginal
+    likelihood) whose ratio σ²/s is below :data:`RHO_MIN` (below it K + ρI is singular to
+    float64: pivots of order 1e-15 go negative, or s·K overflows)."""
+    if signal_variance is None or noise_variance is None:
+        return
+    signal, noise = float(signal_variance), float(noise_variance)
+    if not noise / signal >= RHO_MIN:
         raise ValueError(
             f"noise_variance / signal_variance must be at least {RHO_MIN:g}, got "
             f"noise_variance={noise:g} and signal_variance={signal:g}"

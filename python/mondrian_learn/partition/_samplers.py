@@ -15,6 +15,7 @@ from sklearn.ensemble import (
     RandomForestRegressor,
 )
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
 from mondrian_learn._base import EstimatorBase, UnitBoxMixin, store_parameters
@@ -30,6 +31,17 @@ from mondrian_learn._validation import (
 
 #: Label of a new point that shares its cluster with no training point.
 FRESH = np.iinfo(np.uint32).max
+
+
+def check_training_data(estimator: EstimatorBase, X: Any, y: Any) -> tuple[Any, Any]:
+    """The training points checked (sparse ones as CSR where the estimator reads them) and
+    ``y`` with them when given: only supervised samplers read it, as it is (classes or
+    numbers)."""
+    sparse = estimator._sparse_formats()
+    if y is None:
+        return validate_data(estimator, X, dtype=np.float64, accept_sparse=sparse), None
+    return validate_data(estimator, X, y, dtype=np.float64, accept_sparse=sparse, y_numeric=False)
+
 
 _FORESTS = (
     RandomForestRegressor,

@@ -112,7 +112,13 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
     @document("X", "y", "sample_weight")
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> PartitionSVC:
         """Sample the partitions on the rows of positive weight and fit the linear SVM on
-        their one-hot features (each row's loss times its weight)."""
+        their one-hot features (each row's loss times its weight).
+
+        Returns
+        -------
+        self : object
+            The estimator itself.
+        """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=self._sparse_formats())
         check_classification_targets(y)
@@ -140,14 +146,26 @@ class PartitionSVC(ClassifierMixin, PartitionKernelEstimator):
         stages.done(f"linear SVM in {self.n_iter_} iterations")
         return self
 
-    @document("X", returns="scores : ndarray of shape (n_samples,) or (n_samples, n_classes)")
+    @document("X")
     def decision_function(self, X: Any) -> np.ndarray:
-        """Signed distance to the separating hyperplane in feature space."""
+        """Signed distance to the separating hyperplane in feature space.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Signed distance to the separating hyperplane in feature space.
+        """
         X = self._fitted_input(X)
         return self.svm_.decision_function(self.kernel_.features(X))
 
-    @document("X", returns="labels : ndarray of shape (n_samples,)")
+    @document("X")
     def predict(self, X: Any) -> np.ndarray:
-        """Class of each point."""
+        """Class of each point.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Class of each point.
+        """
         X = self._fitted_input(X)
         return self.svm_.predict(self.kernel_.features(X))

@@ -65,6 +65,12 @@ def lanczos_start(sizes: np.ndarray, rank: int, seed: int) -> np.ndarray:
     return np.ascontiguousarray(np.column_stack([sizes, sizes[:, None] * noise]))
 
 
+def lanczos_upper_variances(upper_rows: np.ndarray, signal: float, noise: float) -> np.ndarray:
+    """The ``"lanczos"`` route's predictive variances (LOVE's, the upper bound) from the new
+    points' rows of the upper factor: ``s + σ² − ‖row‖²`` (unclipped)."""
+    return signal + noise - np.einsum("ij,ij->i", upper_rows, upper_rows)
+
+
 def lanczos_variances_from_rows(
     upper_rows: np.ndarray,
     lower_rows: np.ndarray,
@@ -75,7 +81,7 @@ def lanczos_variances_from_rows(
     """Lower and upper bounds of the new points' predictive variances from their rows of
     the two LOVE factors (each point's gather: the mean over partitions of its clusters'
     rows, weighted) and ``‖φ*‖²``."""
-    upper = signal + noise - np.einsum("ij,ij->i", upper_rows, upper_rows)
+    upper = lanczos_upper_variances(upper_rows, signal, noise)
     lower = noise + signal * (1.0 - norms) + noise * np.einsum("ij,ij->i", lower_rows, lower_rows)
     # Rounding only: the bracket holds exactly in exact arithmetic.
     return np.minimum(lower, upper), upper

@@ -22,7 +22,7 @@ use super::belief::{increment_of, upward_pass, Gaussian, TreePosterior, Upward};
 use super::leaf_stats::LeafStats;
 use super::mixture::{Component, LogDensityFold};
 use super::prior::GaussianPrior;
-use crate::error::{one_of, Result};
+use crate::error::string_options;
 use crate::forest::weights::RowWeights;
 use crate::mondrian::{MondrianTree, NONE};
 use std::f64::consts::PI;
@@ -36,16 +36,11 @@ pub enum PriorCriterion {
     LeaveOneOut,
 }
 
-impl PriorCriterion {
-    /// The criterion called `name`: "evidence" or "leave_one_out".
-    pub fn named(name: &str) -> Result<Self> {
-        let choices = [
-            ("evidence", Self::Evidence),
-            ("leave_one_out", Self::LeaveOneOut),
-        ];
-        one_of("hyperparameters", name, &choices)
-    }
-}
+// The estimators add choices of their own, which they resolve before calling the core.
+string_options!(PriorCriterion, "hyperparameters", [
+    "evidence" => Evidence,
+    "leave_one_out" => LeaveOneOut,
+]);
 
 /// log p(y | tree, prior): the targets of the tree's leaves (Σy and the centred Σ(y − ȳ)² in
 /// `stats`) under the hierarchical prior. 0 for a tree without nodes.

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::mondrian::guided::{Guidance, Guided};
 use crate::mondrian::policy::PureMondrian;
 use crate::points::Points;
-use crate::training_data::{check_targets, check_weights};
+use crate::training_data::check_targets_and_weights;
 use belief::{refresh_cavities, tree_posterior, upward_pass, Gaussian, TreePosterior};
 pub use evidence::PriorCriterion;
 use leaf_stats::LeafStats;
@@ -71,12 +71,9 @@ fn checked_stats(
     y: &ArrayView1<f64>,
     weights: Option<&ArrayView1<f64>>,
 ) -> Result<TargetStats> {
-    check_targets(n_rows, y)?;
+    check_targets_and_weights(n_rows, y, weights)?;
     match weights {
-        Some(w) => {
-            check_weights(n_rows, w)?;
-            stats.with(y.iter().copied().zip(w.iter().copied()))
-        }
+        Some(w) => stats.with(y.iter().copied().zip(w.iter().copied())),
         None => stats.with(y.iter().map(|&v| (v, 1.0))),
     }
 }

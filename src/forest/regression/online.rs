@@ -7,7 +7,7 @@
 
 use super::belief::update_likelihoods;
 use super::{checked_stats, policy, ForestRegressor};
-use crate::error::{one_of, Result};
+use crate::error::{string_options, Result};
 use crate::parallel::is_small;
 use crate::points::Points;
 use ndarray::ArrayView1;
@@ -29,16 +29,7 @@ pub enum PosteriorMode {
     Fast,
 }
 
-impl PosteriorMode {
-    /// The mode called `name`: "exact" or "fast".
-    pub fn named(name: &str) -> Result<Self> {
-        one_of(
-            "posterior",
-            name,
-            &[("exact", Self::Exact), ("fast", Self::Fast)],
-        )
-    }
-}
+string_options!(PosteriorMode, "posterior", ["exact" => Exact, "fast" => Fast]);
 
 impl ForestRegressor {
     /// Online update: extends every tree with the new points (conditional Mondrian), then

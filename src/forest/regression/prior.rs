@@ -8,7 +8,7 @@
 //! on our measurements (benches/RESULTS.md) gives worse NLPD and RMSE and a predictive std
 //! that barely depends on the distance to the data.
 
-use crate::error::{Error, Result};
+use crate::error::{string_options, Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// Hyper-parameters of the hierarchical Gaussian prior.
@@ -88,21 +88,11 @@ pub enum NoiseVariance {
     Fixed(f64),
 }
 
-impl NoiseVariance {
-    /// The rule called `name`: "heuristic" or "within_leaf".
-    pub fn named(name: &str) -> Result<Self> {
-        match name {
-            "heuristic" => Ok(Self::Heuristic),
-            "within_leaf" => Ok(Self::WithinLeaf),
-            other => Err(Error::InvalidParameter {
-                name: "noise_variance",
-                reason: format!(
-                    "must be a number > 0, 'heuristic' or 'within_leaf', got {other:?}"
-                ),
-            }),
-        }
-    }
-}
+// A number > 0 is the parameter's other kind of value.
+string_options!(NoiseVariance, "noise_variance", [
+    "heuristic" => Heuristic,
+    "within_leaf" => WithinLeaf,
+]);
 
 /// Caller-fixed hyper-parameters of the Gaussian prior (`None`: the heuristic).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

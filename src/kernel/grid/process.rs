@@ -230,7 +230,8 @@ impl Process {
         if n_grids == 0 || n_grids >= u32::MAX as usize {
             return Err(Error::InvalidParameter {
                 name: "n_estimators",
-                reason: format!("must be at least 1, got {n_grids}"),
+                // Grids are numbered in u32 (with u32::MAX for none).
+                reason: format!("must lie in [1, {}], got {n_grids}", u32::MAX - 1),
             });
         }
         let d = knots.d;
@@ -316,6 +317,25 @@ mod tests {
         assert_eq!(knots.points(1, 0, 1), &[2]);
         assert!(Knots::new(&[f64::NAN], 1).is_err());
         assert!(Knots::new(&[], 1).is_err());
+    }
+
+    /// Grids are numbered in u32: a count past that is refused naming the bound (the message
+    /// once said "at least 1" for it), before anything is allocated.
+    #[test]
+    fn a_grid_count_is_refused_outside_what_u32_numbers() {
+        let knots = || Knots::new(&[0.0, 1.0], 1).expect("knots");
+        for n_grids in [0, u32::MAX as usize] {
+            let Err(Error::InvalidParameter { name, reason }) = Process::new(knots(), n_grids, 0)
+            else {
+                panic!("{n_grids} grids are refused");
+            };
+            assert_eq!(name, "n_estimators");
+            assert_eq!(
+                reason,
+                format!("must lie in [1, 4294967294], got {n_grids}")
+            );
+        }
+        assert!(Process::new(knots(), 1, 0).is_ok());
     }
 
     /// τ_g ~ Exp(ℓ_g): ℓ_g τ_g is Exp(1) whatever the gap, so over G gaps and M grids its mean

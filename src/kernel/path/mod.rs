@@ -20,7 +20,7 @@ pub mod solver;
 pub mod sweep;
 pub mod weights;
 
-use crate::error::{Error, Result};
+use crate::error::{string_options, Error, Result};
 use crate::forest::MondrianForest;
 use crate::mondrian::birth_order::cuts_in_birth_order;
 pub use crate::mondrian::birth_order::Checkpoints;
@@ -75,25 +75,12 @@ pub struct PathPoint {
     pub weights: Option<Vec<f64>>,
 }
 
-impl SolverChoice {
-    /// The choice called `name`: "auto", "cholesky", "inverse" or "gradient".
-    pub fn named(name: &str) -> Result<Self> {
-        Ok(match name {
-            "auto" => Self::Auto,
-            "cholesky" => Self::Cholesky,
-            "inverse" => Self::Inverse,
-            "gradient" => Self::Gradient,
-            other => {
-                return Err(Error::InvalidParameter {
-                    name: "solver",
-                    reason: format!(
-                        "must be 'auto', 'cholesky', 'inverse' or 'gradient', got {other:?}"
-                    ),
-                })
-            }
-        })
-    }
-}
+string_options!(SolverChoice, "solver", [
+    "auto" => Auto,
+    "cholesky" => Cholesky,
+    "inverse" => Inverse,
+    "gradient" => Gradient,
+]);
 
 impl PathOptions {
     /// Whether `c` columns are solved by a dense factor.
