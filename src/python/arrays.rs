@@ -8,8 +8,9 @@ use crate::input_map::InputMap;
 use crate::points::{CsrPoints, MappedPoints, Points, Ranges};
 use crate::sparse::Csr;
 use numpy::ndarray::{Array2, ArrayView2, CowArray, Ix2};
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use rayon::ThreadPool;
 use std::ops::Range;
 
@@ -161,7 +162,7 @@ impl Points for PointsView<'_> {
 }
 
 /// A float64 vector, as numpy: what most calls on points return (a value per row).
-pub type Column<'py> = PyResult<Bound<'py, PyArray1<f64>>>;
+pub type RowValues<'py> = PyResult<Bound<'py, PyArray1<f64>>>;
 
 /// `work(model, points, pool)` on the model `handle` holds and the points `x`, the GIL
 /// released: one value per row, as numpy.
@@ -171,10 +172,27 @@ pub fn per_row<'py, T: Send + Sync>(
     x: AnyPoints<'py>,
     n_jobs: usize,
     work: impl Fn(&T, &PointsView<'_>, &ThreadPool) -> Result<Vec<f64>> + Send + Sync,
-) -> Column<'py> {
+) -> RowValues<'py> {
     let x = x.view()?;
     let out = handle.read(py, n_jobs, Length::Short, |m, call| work(m, &x, call.pool))?;
     Ok(out.into_pyarray(py))
+}
+
+/// A column of a dict of arrays: its name, and its value at each point.
+pub type DictColumn<'a, P, T> = (&'a str, fn(&P) -> T);
+
+/// `out[name]`, for each `(name, value)` of `columns`, becomes the array of `value(p)` over
+/// `points` (a path's or a search's columns).
+pub fn set_columns<P, T: Element>(
+    out: &Bound<'_, PyDict>,
+    points: &[P],
+    columns: &[DictColumn<'_, P, T>],
+) -> PyResult<()> {
+    for (name, value) in columns {
+        let column: Vec<T> = points.iter().map(value).collect();
+        out.set_item(name, column.into_pyarray(out.py()))?;
+    }
+    Ok(())
 }
 
 /// The row-major values of a C-ordered array.

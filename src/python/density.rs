@@ -1,6 +1,6 @@
 //! Python face of `density`: a Mondrian density forest on a bounded box.
 
-use super::arrays::{per_row, to_array2, AnyPoints, Column, VectorPair};
+use super::arrays::{per_row, to_array2, AnyPoints, RowValues, VectorPair};
 use super::pickle::pickled;
 use super::run::{Handle, Length};
 use crate::density::{Cut, DensityForest};
@@ -65,7 +65,12 @@ impl Density {
     }
 
     /// log of the posterior mean density at each row (−inf outside the box).
-    fn log_density<'py>(&self, py: Python<'py>, x: AnyPoints<'py>, n_jobs: usize) -> Column<'py> {
+    fn log_density<'py>(
+        &self,
+        py: Python<'py>,
+        x: AnyPoints<'py>,
+        n_jobs: usize,
+    ) -> RowValues<'py> {
         per_row(&self.inner, py, x, n_jobs, |m, x, pool| {
             m.log_density(x, pool)
         })

@@ -1,7 +1,7 @@
 //! Python face of `kernel`: the feature map (with the lifetime path and the refit after a
 //! lifetime search) and kernel ridge.
 
-use super::arrays::{csr_parts, AnyPoints, CsrParts};
+use super::arrays::{csr_parts, set_columns, AnyPoints, CsrParts};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -11,7 +11,7 @@ use crate::kernel::path::{lifetime_path, Checkpoints, PathOptions, PathPoint, So
 use crate::kernel::ridge::KernelRidge as CoreRidge;
 use crate::points::Points;
 use crate::training_data::check_targets_and_weights;
-use numpy::{Element, IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -215,23 +215,6 @@ fn path_dict(
         out.set_item("weights", weights)?;
     }
     Ok(out)
-}
-
-/// A column of a dict of arrays: its name, and its value at each point.
-pub(super) type Column<'a, P, T> = (&'a str, fn(&P) -> T);
-
-/// `out[name]`, for each `(name, value)` of `columns`, becomes the array of `value(p)` over
-/// `points` (a path's or a search's columns).
-pub(super) fn set_columns<P, T: Element>(
-    out: &Bound<'_, PyDict>,
-    points: &[P],
-    columns: &[Column<'_, P, T>],
-) -> PyResult<()> {
-    for (name, value) in columns {
-        let column: Vec<T> = points.iter().map(value).collect();
-        out.set_item(name, column.into_pyarray(out.py()))?;
-    }
-    Ok(())
 }
 
 /// Ridge regression on Mondrian kernel features, batch or online.

@@ -1,7 +1,7 @@
 //! Python face of `kernel::grid`: the Mondrian grid's lifetime search (state and moves; the
 //! optimisers are Python's) and the ridge on the grid features it refits.
 
-use super::arrays::{csr_parts, per_row, to_array2, AnyPoints, Column, CsrParts};
+use super::arrays::{csr_parts, per_row, set_columns, to_array2, AnyPoints, CsrParts, RowValues};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -212,25 +212,28 @@ impl GridSearch {
 /// Evaluated states as a dict of arrays (one entry per state).
 fn points_dict<'py>(py: Python<'py>, points: &[GridPoint]) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    let column = |f: fn(&GridPoint) -> f64| -> Vec<f64> { points.iter().map(f).collect() };
     let d = points.first().map_or(0, |p| p.lifetimes.len());
     let lifetimes: Vec<f64> = points.iter().flat_map(|p| p.lifetimes.clone()).collect();
     out.set_item(
         "lifetimes",
         to_array2(points.len(), d, lifetimes)?.into_pyarray(py),
     )?;
-    out.set_item(
-        "validation_mse",
-        column(|p| p.validation_mse).into_pyarray(py),
+    set_columns(
+        &out,
+        points,
+        &[
+            ("validation_mse", |p| p.validation_mse),
+            ("train_mse", |p| p.train_mse),
+            ("log_evidence", |p| p.log_evidence),
+        ],
     )?;
-    out.set_item("train_mse", column(|p| p.train_mse).into_pyarray(py))?;
-    out.set_item("log_evidence", column(|p| p.log_evidence).into_pyarray(py))?;
-    let counts =
-        |f: fn(&GridPoint) -> usize| -> Vec<i64> { points.iter().map(|p| f(p) as i64).collect() };
-    out.set_item("n_features", counts(|p| p.n_features).into_pyarray(py))?;
-    out.set_item(
-        "cg_iterations",
-        counts(|p| p.cg_iterations).into_pyarray(py),
+    set_columns(
+        &out,
+        points,
+        &[
+            ("n_features", |p| p.n_features as i64),
+            ("cg_iterations", |p| p.cg_iterations as i64),
+        ],
     )?;
     let names: Vec<&str> = points.iter().map(|p| p.solver.name()).collect();
     out.set_item("solver", names)?;
@@ -246,7 +249,7 @@ pub struct GridRidge {
 #[pymethods]
 impl GridRidge {
     /// ȳ + φ(x)·w per row.
-    fn predict<'py>(&self, py: Python<'py>, x: AnyPoints<'py>, n_jobs: usize) -> Column<'py> {
+    fn predict<'py>(&self, py: Python<'py>, x: AnyPoints<'py>, n_jobs: usize) -> RowValues<'py> {
         per_row(&self.inner, py, x, n_jobs, |m, x, pool| m.predict(x, pool))
     }
 
