@@ -26,9 +26,10 @@ impl DensityForest {
     ) -> Result<(Vec<f64>, f64)> {
         let ascending = lifetimes.windows(2).all(|w| w[0] <= w[1]);
         let within = lifetimes.iter().all(|l| (0.0..=self.lifetime).contains(l));
-        if !(ascending && within) {
+        if lifetimes.is_empty() || !(ascending && within) {
             return Err(Error::InvalidInput(format!(
-                "the path's lifetimes must ascend within [0, {}] (the fitted lifetime)",
+                "the path needs one or more lifetimes, ascending within [0, {}] (the fitted \
+                 lifetime)",
                 self.lifetime
             )));
         }

@@ -101,3 +101,21 @@ fn budget_and_bad_input_are_errors() {
     assert!(f.add_points(&rows(&[0.5, 3.0]), None, &p).is_err());
     assert_eq!(f.trees[0].counts, before);
 }
+
+#[test]
+fn a_path_without_lifetimes_is_an_error_not_a_panic() {
+    let p = pool(1).expect("pool");
+    let f = forest(2.0, &[0.5, 0.5, 0.2, 1.0]);
+    let x = rows(&[0.5, 0.5]);
+    for lifetimes in [&[][..], &[1.0, 0.5][..], &[3.0][..]] {
+        let Err(Error::InvalidInput(message)) = f.lifetime_path(&x, None, lifetimes, false, &p)
+        else {
+            panic!("lifetimes {lifetimes:?} are refused");
+        };
+        assert!(message.contains("one or more lifetimes"), "{message}");
+    }
+    let (means, outside) = f
+        .lifetime_path(&x, None, &[0.0, 2.0], false, &p)
+        .expect("path");
+    assert_eq!((means.len(), outside), (2, 0.0));
+}
