@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::input_map::InputMap;
-use crate::points::Points;
+use crate::points::{Points, ROW_CHUNK};
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,10 +63,6 @@ pub fn max_threads() -> usize {
     static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
-
-/// Rows per parallel work item when a loop runs over points: large enough to amortise
-/// scheduling, small enough to balance two to sixteen threads.
-pub const ROW_CHUNK: usize = 4096;
 
 /// Below this many points per call, work runs on the calling thread: waking a pool costs
 /// tens of microseconds, more than handling a few points. Results are the same either way.

@@ -11,9 +11,13 @@
 use crate::coordinate::Coordinate;
 use crate::error::{Error, Result};
 use crate::input_map::InputMap;
-use crate::parallel::ROW_CHUNK;
 use ndarray::{s, ArrayView2};
 use std::ops::Range;
+
+/// Rows per block when points are read a block at a time, and per parallel work item when a
+/// loop runs over points: large enough to amortise scheduling, small enough to balance two to
+/// sixteen threads.
+pub const ROW_CHUNK: usize = 4096;
 
 /// Each feature's `(min, max)` over a matrix's rows; `(inf, −inf)` for a matrix without rows.
 pub type Ranges = Vec<(f64, f64)>;

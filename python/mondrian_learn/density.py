@@ -10,16 +10,11 @@ from sklearn.base import DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import (
-    EstimatorBase,
-    UnitBoxMixin,
-    document,
-    restore_on_failure,
-    store_parameters,
-)
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_parameters
 from mondrian_learn._lifetime_path import best_index
 from mondrian_learn._memory import check_memory
 from mondrian_learn._targets import check_sample_weight
+from mondrian_learn._unit_box import UnitBoxMixin
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,

@@ -8,9 +8,10 @@ from typing import Any, Callable, TypeVar
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from mondrian_learn._base import GaussianSampleMixin, UnitBoxMixin
+from mondrian_learn._base import GaussianSampleMixin
 from mondrian_learn._memory import check_memory
 from mondrian_learn._progress import grow_trees
+from mondrian_learn._unit_box import UnitBoxMixin
 from mondrian_learn._validation import draw_seed
 from mondrian_learn.kernel._posterior import (
     check_return,

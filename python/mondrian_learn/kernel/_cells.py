@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from mondrian_learn._base import UnitBoxMixin, document
+from mondrian_learn._base import document
+from mondrian_learn._unit_box import UnitBoxMixin
 from mondrian_learn.kernel._base import ColumnFeaturesMixin
 
 

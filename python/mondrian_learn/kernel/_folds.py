@@ -11,9 +11,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from mondrian_learn._base import UnitBoxMixin
 from mondrian_learn._lifetime_path import kept_row_splits, validation_splits
 from mondrian_learn._targets import weighted_targets
+from mondrian_learn._unit_box import UnitBoxMixin
 
 Splits = list[tuple[np.ndarray, np.ndarray]]
 

@@ -10,16 +10,11 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from mondrian_learn import _core
-from mondrian_learn._base import (
-    EstimatorBase,
-    UnitBoxMixin,
-    document,
-    restore_on_failure,
-    store_parameters,
-)
+from mondrian_learn._base import EstimatorBase, document, restore_on_failure, store_parameters
 from mondrian_learn._memory import check_memory
 from mondrian_learn._points import as_core_array, check_dense_memory
 from mondrian_learn._progress import StageTimer
+from mondrian_learn._unit_box import UnitBoxMixin
 from mondrian_learn._validation import (
     COUNT,
     POSITIVE,

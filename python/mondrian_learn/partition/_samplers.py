@@ -18,7 +18,8 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
 from mondrian_learn import _core
-from mondrian_learn._base import EstimatorBase, UnitBoxMixin, store_parameters
+from mondrian_learn._base import EstimatorBase, store_parameters
+from mondrian_learn._unit_box import UnitBoxMixin
 from mondrian_learn._validation import (
     COUNT,
     FINITE_LIFETIME,
