@@ -8,7 +8,7 @@ use crate::input_map::InputMap;
 use crate::points::{CsrPoints, MappedPoints, Points, Ranges};
 use crate::sparse::Csr;
 use numpy::ndarray::{Array2, ArrayView2, CowArray, Ix2};
-use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{Element, IntoPyArray, PyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::ThreadPool;
@@ -165,16 +165,17 @@ impl Points for PointsView<'_> {
 pub type RowValues<'py> = PyResult<Bound<'py, PyArray1<f64>>>;
 
 /// `work(model, points, pool)` on the model `handle` holds and the points `x`, the GIL
-/// released: one value per row, as numpy.
-pub fn per_row<'py, T: Send + Sync>(
+/// released for a call of `length`: a value (or a row of values) per point, as numpy.
+pub fn per_row<'py, T: Send + Sync, O: IntoPyArray + Send>(
     handle: &Handle<T>,
     py: Python<'py>,
     x: AnyPoints<'py>,
     n_jobs: usize,
-    work: impl Fn(&T, &PointsView<'_>, &ThreadPool) -> Result<Vec<f64>> + Send + Sync,
-) -> RowValues<'py> {
+    length: Length,
+    work: impl Fn(&T, &PointsView<'_>, &ThreadPool) -> Result<O> + Send + Sync,
+) -> PyResult<Bound<'py, PyArray<O::Item, O::Dim>>> {
     let x = x.view()?;
-    let out = handle.read(py, n_jobs, Length::Short, |m, call| work(m, &x, call.pool))?;
+    let out = handle.read(py, n_jobs, length, |m, call| work(m, &x, call.pool))?;
     Ok(out.into_pyarray(py))
 }
 

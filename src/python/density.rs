@@ -71,7 +71,7 @@ impl Density {
         x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> RowValues<'py> {
-        per_row(&self.inner, py, x, n_jobs, |m, x, pool| {
+        per_row(&self.inner, py, x, n_jobs, Length::Short, |m, x, pool| {
             m.log_density(x, pool)
         })
     }

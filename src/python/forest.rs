@@ -107,7 +107,7 @@ macro_rules! forest_methods {
             use $crate::forest::lifetime_path::PathPoint;
             use $crate::mondrian::birth_order::Checkpoints;
             use $crate::points::Points;
-            use $crate::python::arrays::{to_array2, AnyPoints, VectorPair};
+            use $crate::python::arrays::{per_row, to_array2, AnyPoints, VectorPair};
             use $crate::python::error::to_py_err;
             use $crate::python::forest::Kind;
             use $crate::python::run::Length;
@@ -253,11 +253,9 @@ macro_rules! forest_methods {
                     x: AnyPoints<'py>,
                     n_jobs: usize,
                 ) -> PyResult<Bound<'py, PyArray2<u32>>> {
-                    let x = x.view()?;
-                    let out = self.inner.read(py, n_jobs, Length::Short, |model, call| {
-                        model.forest.apply(&x, call.pool)
-                    })?;
-                    Ok(out.into_pyarray(py))
+                    per_row(&self.inner, py, x, n_jobs, Length::Short, |model, x, pool| {
+                        model.forest.apply(x, pool)
+                    })
                 }
 
                 /// The input map `(offset, scale)`: x ↦ (x − offset) / scale, or None for raw

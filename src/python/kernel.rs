@@ -1,7 +1,7 @@
 //! Python face of `kernel`: the feature map (with the lifetime path and the refit after a
 //! lifetime search) and kernel ridge.
 
-use super::arrays::{csr_parts, set_columns, AnyPoints, CsrParts};
+use super::arrays::{csr_parts, per_row, set_columns, AnyPoints, CsrParts};
 use super::error::to_py_err;
 use super::pickle::pickled;
 use super::run::{Handle, Length};
@@ -289,11 +289,9 @@ impl KernelRidge {
         x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = x.view()?;
-        let out = self.inner.read(py, n_jobs, Length::Short, |m, call| {
-            m.predict(&x, call.pool)
-        })?;
-        Ok(out.into_pyarray(py))
+        per_row(&self.inner, py, x, n_jobs, Length::Short, |m, x, pool| {
+            m.predict(x, pool)
+        })
     }
 
     /// Predictive variance of a new target at each row (Bayesian view; O(C²) per row).
@@ -303,11 +301,9 @@ impl KernelRidge {
         x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = x.view()?;
-        let out = self.inner.read(py, n_jobs, Length::Long, |m, call| {
-            m.predict_variance(&x, call.pool)
-        })?;
-        Ok(out.into_pyarray(py))
+        per_row(&self.inner, py, x, n_jobs, Length::Long, |m, x, pool| {
+            m.predict_variance(x, pool)
+        })
     }
 
     /// L⁻¹φ(x) per row (n × C), from the fit's Cholesky factor L of ΦᵀVΦ + αI.
@@ -317,11 +313,9 @@ impl KernelRidge {
         x: AnyPoints<'py>,
         n_jobs: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let x = x.view()?;
-        let out = self.inner.read(py, n_jobs, Length::Long, |m, call| {
-            m.whitened(&x, call.pool)
-        })?;
-        Ok(out.into_pyarray(py))
+        per_row(&self.inner, py, x, n_jobs, Length::Long, |m, x, pool| {
+            m.whitened(x, pool)
+        })
     }
 
     /// σ̂², the noise variance at its maximum-likelihood value.

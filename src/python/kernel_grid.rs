@@ -250,7 +250,9 @@ pub struct GridRidge {
 impl GridRidge {
     /// ȳ + φ(x)·w per row.
     fn predict<'py>(&self, py: Python<'py>, x: AnyPoints<'py>, n_jobs: usize) -> RowValues<'py> {
-        per_row(&self.inner, py, x, n_jobs, |m, x, pool| m.predict(x, pool))
+        per_row(&self.inner, py, x, n_jobs, Length::Short, |m, x, pool| {
+            m.predict(x, pool)
+        })
     }
 
     /// CSR parts of the features of `x` in the column order of `weights`.
