@@ -315,14 +315,18 @@ impl Points for CsrPoints<'_> {
 }
 
 /// Calls `visit(first_row, block)` on the rows of `x` in order, `ROW_CHUNK` rows at a time
-/// as float64 ([`Points::block`]), for the readers that take the rows one after another:
-/// no converted copy of the whole matrix is made.
-pub fn for_each_block<P: Points + ?Sized>(x: &P, mut visit: impl FnMut(usize, &[f64])) {
+/// as float64, mapped by `map` when given ([`Points::block`]), for the readers that take the
+/// rows one after another: no converted copy of the whole matrix is made.
+pub fn for_each_block<P: Points + ?Sized>(
+    x: &P,
+    map: Option<&InputMap>,
+    mut visit: impl FnMut(usize, &[f64]),
+) {
     let (n, mut buffer) = (x.n_rows(), Vec::new());
     for first in (0..n).step_by(ROW_CHUNK) {
         visit(
             first,
-            x.block(first..(first + ROW_CHUNK).min(n), None, &mut buffer),
+            x.block(first..(first + ROW_CHUNK).min(n), map, &mut buffer),
         );
     }
 }

@@ -192,7 +192,7 @@ impl DensityForest {
     ) -> Result<()> {
         self.check_training(x, weights)?;
         let d = self.n_features();
-        for_each_block(x, |first, block| {
+        for_each_block(x, None, |first, block| {
             pool.install(|| {
                 self.trees.par_iter_mut().for_each(|tree| {
                     for (i, row) in block.chunks_exact(d).enumerate() {

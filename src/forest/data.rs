@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::input_map::InputMap;
 use crate::mondrian::NONE;
 use crate::parallel::for_each_point_block;
-use crate::points::{check_width, finite_ranges, Points, ROW_CHUNK};
+use crate::points::{check_width, finite_ranges, for_each_block, Points};
 use crate::training_data::{check_box_of, RowsBox};
 use rayon::ThreadPool;
 use std::path::Path;
@@ -129,17 +129,15 @@ impl MondrianForest {
     ) -> Result<()> {
         let (n, d) = (x.n_rows(), self.n_features);
         self.x.reserve(n * d);
-        let mut buffer = Vec::new();
         let mut new_box = RowsBox::new(d);
         let mut appended = Ok(());
-        for start in (0..n).step_by(ROW_CHUNK) {
-            let rows = x.block(start..(start + ROW_CHUNK).min(n), map, &mut buffer);
-            new_box.add_rows(rows);
-            appended = self.x.append(rows);
-            if appended.is_err() {
-                break;
+        // After a failed write the remaining blocks are read but not stored.
+        for_each_block(x, map, |_, rows| {
+            if appended.is_ok() {
+                new_box.add_rows(rows);
+                appended = self.x.append(rows);
             }
-        }
+        });
         let root = self.trees.iter().find(|t| t.root != NONE);
         let checked = appended.and_then(|()| check_box_of(root, &new_box.lower, &new_box.upper));
         if let Err(error) = checked {

@@ -312,7 +312,7 @@ impl GridRidge {
         let d = self.n_features();
         let (mut indptr, mut indices, mut data) = (vec![0i64], Vec::new(), Vec::new());
         let mut key = Vec::with_capacity(d);
-        for_each_block(x, |_, rows| {
+        for_each_block(x, None, |_, rows| {
             for row in rows.chunks_exact(d) {
                 for (c, v) in self.row_entries(row, &mut key) {
                     indices.push(c as i32);

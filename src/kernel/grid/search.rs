@@ -115,8 +115,8 @@ impl GridSearch {
             return Err(Error::InvalidInput("y holds NaN or infinite values".into()));
         }
         let mut points = Vec::with_capacity((n + y_val.len()) * d);
-        for_each_block(x, |_, rows| points.extend_from_slice(rows));
-        for_each_block(x_val, |_, rows| points.extend_from_slice(rows));
+        for_each_block(x, None, |_, rows| points.extend_from_slice(rows));
+        for_each_block(x_val, None, |_, rows| points.extend_from_slice(rows));
         let process = Process::new(Knots::new(&points, d)?, n_grids, seed)?;
         let m = n_grids;
         if m.saturating_mul(n) >= NO_COLUMN as usize {

@@ -35,7 +35,7 @@ impl ValidationPaths {
             ..Self::default()
         };
         let (mut scratch, d) = (RouteScratch::default(), x.n_features());
-        for_each_block(x, |_, rows| {
+        for_each_block(x, None, |_, rows| {
             for row in rows.chunks_exact(d) {
                 for tree in trees {
                     paths.start.push(paths.nodes.len());

@@ -84,7 +84,7 @@ impl PartitionRule {
             }
         };
         if na > 0 {
-            for_each_block(x, |first, rows| {
+            for_each_block(x, None, |first, rows| {
                 let block = first..first + rows.len() / d;
                 pool.install(|| {
                     let labels = labels.par_chunks_mut(na).map(|l| &mut l[block.clone()]);
