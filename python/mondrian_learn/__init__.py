@@ -12,9 +12,10 @@ Beside them: :mod:`mondrian_learn.dask` (forests and partition kernels on Dask),
 :mod:`mondrian_learn.bayesopt` (its test functions in ``_test_functions``), and the command
 line demo (``__main__``, ``_demo``). What every estimator shares: ``_base``
 (``EstimatorBase`` and its mixins), ``_validation`` (the parameter checker and seeds),
-``_points`` (user arrays as the core takes them), ``_targets`` (targets and
-``sample_weight``), ``_memory`` (the memory check), ``_progress`` (progress bars),
-``_lifetime_path`` (the lifetime-path estimators' base), ``_newton`` (Newton in a box), and
+``_points`` (user arrays as the core takes them), ``_unit_box`` (the map of the features to
+the unit box), ``_targets`` (targets and ``sample_weight``), ``_memory`` (the memory check),
+``_progress`` (progress bars), ``_lifetime_path`` (what the lifetime-path estimators share:
+their checkpoints, validation splits and pooled scores), ``_newton`` (Newton in a box), and
 ``_core`` (the compiled Rust core).
 """
 

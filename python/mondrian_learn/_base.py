@@ -126,6 +126,10 @@ def restore_on_failure(method: Method) -> Method:
 #: The standard arguments of the estimators' methods, documented once (see :func:`document`).
 ARGUMENTS = {
     "X": "X : array-like of shape (n_samples, n_features)\n    Points (finite values).",
+    "X dask": (
+        "X : dask.array.Array, dask.dataframe.DataFrame or array-like\n"
+        "    Points (n_samples × n_features)."
+    ),
     "y": "y : array-like of shape (n_samples,)\n    Targets of the points.",
     "y ignored": "y : None\n    Ignored; present for scikit-learn's API.",
     "sample_weight": (

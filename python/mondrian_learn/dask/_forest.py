@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from mondrian_learn._base import document
 from mondrian_learn._progress import progress_callback
 from mondrian_learn._validation import COUNT, Integer, Param, check_parameter
 from mondrian_learn.dask._chunks import concatenate, query_blocks, row_blocks
@@ -309,16 +310,12 @@ class DaskMondrianForest(BaseEstimator):
         mean, std = moments[:, 0], moments[:, 1]
         return (mean, std) if return_std else mean
 
+    @document("X dask")
     def predict_proba(self, X: Any) -> Any:
         """Classifiers: class probabilities, the average over trees of each tree's
         branch-off mixture (NIPS 2014, §4) raised to the power ``prior_["sharpness"]`` and
         normalised, as :class:`~mondrian_learn.MondrianForestClassifier` predicts; columns in the
         order of ``classes_``.
-
-        Parameters
-        ----------
-        X : dask.array.Array, dask.dataframe.DataFrame or array-like
-            Points (n_samples × n_features).
 
         Returns
         -------
@@ -329,13 +326,9 @@ class DaskMondrianForest(BaseEstimator):
         k = len(self.classes_)
         return self._folded(X, k, Average(self._n_trees(), self.prior_["sharpness"]), k, float)
 
+    @document("X dask")
     def apply(self, X: Any) -> Any:
         """Leaf id of every point in every tree.
-
-        Parameters
-        ----------
-        X : dask.array.Array, dask.dataframe.DataFrame or array-like
-            Points (n_samples × n_features).
 
         Returns
         -------
