@@ -71,9 +71,9 @@ class UnitBoxMixin(EstimatorBase):
         return images
 
     def _check_images(self, X: Any) -> None:
-        """Refuse checked points ``X`` whose images overflow float64 with
-        :meth:`_mapped_array`'s ``ValueError`` (from each feature's extremes, with no mapped
-        copy): before work that the core's own refusal, when it reads them, would waste."""
+        """Refuse checked points ``X`` whose images overflow float64, with
+        :meth:`_mapped_array`'s ``ValueError`` (read from each feature's extremes: no mapped
+        copy), before any work on them: the core refuses them too, but only as it reads them."""
         with np.errstate(over="ignore", invalid="ignore"):
             refuse_overflow(np.vstack(self._mapped_bounds(X)))
 
