@@ -331,7 +331,7 @@ class KernelFeatures:
         lifetime: float,
         alpha: float,
         n_jobs: int,
-        x_held_out: np.ndarray | None = None,
+        x_held_out: _Points | None = None,
         weights: np.ndarray | None = None,
     ) -> KernelRidge: ...
     def to_bytes(self) -> bytes: ...

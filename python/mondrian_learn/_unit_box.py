@@ -14,6 +14,17 @@ from mondrian_learn._base import EstimatorBase
 from mondrian_learn._points import CorePoints, as_core_array, as_core_points, dense_points
 
 
+def refuse_overflow(images: np.ndarray) -> None:
+    """The ``ValueError`` (as the core's) naming the first feature of which some image in
+    the rows ``images`` is not finite."""
+    overflow = ~np.isfinite(images).all(axis=0)
+    if overflow.any():
+        raise ValueError(
+            f"X holds values of feature {int(np.argmax(overflow))} so far outside the "
+            "training range that they overflow float64 once scaled"
+        )
+
+
 class UnitBoxMixin(EstimatorBase):
     """Inputs mapped to the unit box by the range of the training data when
     ``scale_features`` is True (the map the forests apply inside the core, Lakshminarayanan
@@ -26,16 +37,15 @@ class UnitBoxMixin(EstimatorBase):
     data_min_: np.ndarray
     data_scale_: np.ndarray
 
-    def _fit_unit_box(self, X: Any, as_array: bool = False) -> Any:
+    def _fit_unit_box(self, X: Any) -> Any:
         """Fix the map on the training points ``X`` (checked) and return them as this
-        estimator reads points (:meth:`_core_input`), or with ``as_array`` their images as
-        one float64 array (:meth:`_mapped_array`)."""
+        estimator reads points (:meth:`_core_input`)."""
         if self.scale_features:
             points = as_core_points(X, dtype=self._point_dtypes)
             self.data_min_, self.data_scale_ = _core.unit_box(points)
         else:
             self.data_min_, self.data_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
-        return self._mapped_array(X) if as_array else self._core_input(X)
+        return self._core_input(X)
 
     def _is_identity(self) -> bool:
         return not self.data_min_.any() and bool((self.data_scale_ == 1.0).all())
@@ -57,13 +67,15 @@ class UnitBoxMixin(EstimatorBase):
             return X
         with np.errstate(over="ignore", invalid="ignore"):
             images = (X - self.data_min_) / self.data_scale_
-        overflow = ~np.isfinite(images).all(axis=0)
-        if overflow.any():
-            raise ValueError(
-                f"X holds values of feature {int(np.argmax(overflow))} so far outside the "
-                "training range that they overflow float64 once scaled"
-            )
+        refuse_overflow(images)
         return images
+
+    def _check_images(self, X: Any) -> None:
+        """Refuse checked points ``X`` whose images overflow float64, with
+        :meth:`_mapped_array`'s ``ValueError`` (read from each feature's extremes: no mapped
+        copy), before any work on them: the core refuses them too, but only as it reads them."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            refuse_overflow(np.vstack(self._mapped_bounds(X)))
 
     def _unit_box(self) -> tuple[np.ndarray, np.ndarray]:
         return self.data_min_, self.data_scale_

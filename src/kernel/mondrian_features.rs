@@ -11,7 +11,7 @@ use crate::mondrian::policy::PureMondrian;
 use crate::mondrian::TreeParams;
 use crate::points::Points;
 use crate::sparse::Csr;
-use ndarray::{ArrayView1, ArrayView2};
+use ndarray::ArrayView1;
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
@@ -93,22 +93,23 @@ impl MondrianFeatures {
     }
 
     /// Ridge regression on these trees stopped at `lifetime` (the refit after a lifetime
-    /// search). With `held_out` points (the validation rows the search held out), a copy of
-    /// the trees is first extended by them (conditional Mondrian), so the model uses every
-    /// row; `y` holds the training targets, then the held-out ones, and `weights` (None: all
-    /// 1) their row weights.
+    /// search). With `held_out` points (the validation rows the search held out, read as
+    /// the training points were: through their map when they carry one), a copy of the
+    /// trees is first extended by them (conditional Mondrian), so the model uses every row;
+    /// `y` holds the training targets, then the held-out ones, and `weights` (None: all 1)
+    /// their row weights.
     pub fn refit(
         &self,
         y: &ArrayView1<f64>,
         weights: Option<&ArrayView1<f64>>,
         lifetime: f64,
         alpha: f64,
-        held_out: Option<&ArrayView2<f64>>,
+        held_out: Option<&dyn Points>,
         pool: &ThreadPool,
     ) -> Result<KernelRidge> {
         let mut forest = self.forest.clone();
         if let Some(x) = held_out {
-            let rows = forest.add_points(x)?;
+            let rows = forest.add_points(&x)?;
             forest.extend(rows, &PureMondrian, pool)?;
         }
         KernelRidge::from_forest_weighted(forest, lifetime, alpha, y, weights, pool)

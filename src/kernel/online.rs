@@ -218,4 +218,36 @@ mod tests {
         let per_row = 3 * std::mem::size_of::<f64>() + 20 * std::mem::size_of::<u32>();
         assert_eq!(streamed.retained_bytes() - before, 200 * per_row);
     }
+
+    /// The refit after a lifetime search extends the trees with the held-out points as
+    /// online updates do; read through their map, they are the points mapped beforehand.
+    #[test]
+    fn refit_reads_held_out_points_through_their_map_as_if_mapped_beforehand() {
+        use crate::input_map::InputMap;
+        use crate::kernel::mondrian_features::MondrianFeatures;
+        use crate::points::MappedPoints;
+        let (x, y) = regression_data(60, 2, 3);
+        let p = pool(2).expect("pool");
+        let features = MondrianFeatures::new(kernel_forest(&x, 4, 3.0, 5)).expect("features");
+        let map = InputMap {
+            offset: vec![-2.0, 0.5],
+            scale: vec![3.0, 0.25],
+        };
+        let raw = Array2::from_shape_fn((10, 2), |(i, d)| 0.3 * i as f64 - 1.0 + d as f64);
+        let mapped = Array2::from_shape_fn((10, 2), |(i, d)| map.map_value(d, raw[[i, d]]));
+        let through_map = MappedPoints::new(raw.view(), map).expect("finite images");
+        let targets: Array1<f64> = y.iter().copied().chain((0..10).map(f64::from)).collect();
+        let refit = |held_out: &dyn Points| {
+            features
+                .refit(&targets.view(), None, 2.0, 1.0, Some(held_out), &p)
+                .expect("refit")
+        };
+        let (read, given) = (refit(&through_map), refit(&mapped.view()));
+        assert_eq!(read.weights(), given.weights());
+        let probe = regression_data(20, 2, 9).0;
+        assert_eq!(
+            read.predict(&probe.view(), &p).expect("predict"),
+            given.predict(&probe.view(), &p).expect("predict")
+        );
+    }
 }

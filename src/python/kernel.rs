@@ -11,7 +11,7 @@ use crate::kernel::path::{lifetime_path, Checkpoints, PathOptions, PathPoint, So
 use crate::kernel::ridge::KernelRidge as CoreRidge;
 use crate::points::Points;
 use crate::training_data::check_targets_and_weights;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -154,11 +154,11 @@ impl KernelFeatures {
         lifetime: f64,
         alpha: f64,
         n_jobs: usize,
-        x_held_out: Option<PyReadonlyArray2<'_, f64>>,
+        x_held_out: Option<AnyPoints<'_>>,
         weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<KernelRidge> {
         let y = y.as_array();
-        let held_out = x_held_out.as_ref().map(|x| x.as_array());
+        let held_out = x_held_out.as_ref().map(AnyPoints::view).transpose()?;
         let weights = weights.as_ref().map(|w| w.as_array());
         let model = self.inner.read(py, n_jobs, Length::Long, |m, call| {
             m.refit(
@@ -166,7 +166,7 @@ impl KernelFeatures {
                 weights.as_ref(),
                 lifetime,
                 alpha,
-                held_out.as_ref(),
+                held_out.as_ref().map(|x| x as &dyn Points),
                 call.pool,
             )
         })?;

@@ -4,6 +4,7 @@ one rule, and pool and choose on the path as the CV forests do."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any, Callable
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from mondrian_learn import MondrianKernelRidgeCV
 from mondrian_learn._lifetime_path import best_index, pooled_scores, validation_splits
 from mondrian_learn.kernel import MondrianGridRidgeCV
+from mondrian_learn.kernel._base import lifetime_for_cells
 
 ESTIMATORS: list[Callable[..., Any]] = [
     lambda **params: MondrianKernelRidgeCV(4, max_lifetime=3.0, lifetimes=5, **params),
@@ -103,3 +105,80 @@ def test_pooled_scores_weigh_splits_by_validation_weight() -> None:
     assert best_index(scores[0]) == 1
     assert best_index(scores[0], larger_is_better=True) == 0
     assert best_index(np.array([[2.0, 1.0], [1.0, 3.0]])) == 1
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_folds_hold_the_rows_as_given(
+    make: Callable[..., Any], data: tuple[np.ndarray, np.ndarray]
+) -> None:
+    """The folds index the checked rows themselves, not their images in the unit box: the
+    core reads them through the fitted map (no mapped copy of X)."""
+    X, y = data
+    X = 40.0 * X - 7.0
+    model = make(random_state=5)
+    rows = model._validation_folds(X, y, X[:6] + 1.0, y[:6], None)
+    np.testing.assert_array_equal(rows.X, X)
+    (fold,) = rows.folds
+    np.testing.assert_array_equal(fold.X, X)
+    np.testing.assert_array_equal(fold.X_val, X[:6] + 1.0)
+    rows = make(cv=3, random_state=5)._validation_folds(X, y, None, None, None)
+    np.testing.assert_array_equal(rows.X, X)
+    for fold in rows.folds:
+        np.testing.assert_array_equal(np.sort(np.vstack([fold.X, fold.X_val]), 0), np.sort(X, 0))
+    assert not model._is_identity()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_max_lifetime_is_that_of_the_mapped_rows(
+    weighted: bool, data: tuple[np.ndarray, np.ndarray]
+) -> None:
+    """Λ (``max_lifetime=None``) read from the images of each feature's extremes is, bit for
+    bit, Λ of the mapped rows themselves (the map is increasing in each feature)."""
+    X, y = data
+    X = np.column_stack([1e3 * X[:, 0] - 0.1, 1e-3 * X[:, 1] + 7.0])
+    weights = np.tile([1.0, 2.0, 0.5, 3.0], 10) if weighted else None
+    model = MondrianKernelRidgeCV(4, lifetimes=5, random_state=5)
+    rows = model._validation_folds(X, y, None, None, weights)
+    for fold in rows.folds:
+        cells = float(len(fold.y)) if fold.weights is None else float(np.sum(fold.weights))
+        expected = lifetime_for_cells(model._mapped_array(fold.X), cells)
+        assert model._max_lifetime(fold.X, fold.weights) == expected
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+@pytest.mark.parametrize("params", [{}, {"cv": 3}, {"selection": "evidence"}, {"validation": True}])
+def test_the_core_maps_the_rows_as_numpy_would(
+    make: Callable[..., Any], params: dict[str, Any], data: tuple[np.ndarray, np.ndarray]
+) -> None:
+    """A fit on X, read by the core through the map, is bit for bit the fit on X mapped in
+    numpy beforehand with ``scale_features=False``: path, choice, model and predictions."""
+    X, y = data
+    X = np.column_stack([300.0 * X[:, 0] - 50.0, 1e-2 * X[:, 1] + 7.0])
+    validation = params.pop("validation", False)
+    scaled = make(random_state=2, **params)
+    scaled.fit(X, y, *((X[:8] * 1.1, y[:8]) if validation else ()))
+    images = scaled._mapped_array
+    raw = make(random_state=2, scale_features=False, **params)
+    raw.fit(images(X), y, *((images(X[:8] * 1.1), y[:8]) if validation else ()))
+    for name, value in scaled.path_.items():
+        if name != "time":  # wall clock
+            assert np.asarray(value).tobytes() == np.asarray(raw.path_[name]).tobytes(), name
+    assert (scaled.best_index_, scaled.alpha_) == (raw.best_index_, raw.alpha_)
+    assert pickle.dumps(scaled.model_) == pickle.dumps(raw.model_)
+    far = 2.0 * X - 1.0
+    mean, std = scaled.predict(far, return_std=True)
+    expected_mean, expected_std = raw.predict(images(far), return_std=True)
+    assert mean.tobytes() == expected_mean.tobytes() and std.tobytes() == expected_std.tobytes()
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_validation_rows_whose_images_overflow_are_refused_by_name(
+    make: Callable[..., Any], data: tuple[np.ndarray, np.ndarray]
+) -> None:
+    """X_val read through the map is refused before any tree is sampled, with the message of
+    every estimator's map (not as a failure of the path at some α)."""
+    X, y = data
+    X = 1e-10 * X
+    X_val = np.array([[1e308, 0.0]])
+    with pytest.raises(ValueError, match="^X holds values of feature 0 so far outside"):
+        make().fit(X, y, X_val, y[:1])

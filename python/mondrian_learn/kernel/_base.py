@@ -86,9 +86,15 @@ class MondrianKernelBase(UnitBoxMixin):
         """The lifetime to sample with on the checked training points ``X`` (before the map
         to the unit box, dense or sparse)."""
         if self.lifetime is None:
-            low, high = self._mapped_bounds(X)
-            return lifetime_for_ranges(high - low, DEFAULT_CELLS)
+            return self._lifetime_for_cells(X, DEFAULT_CELLS)
         return float(self.lifetime)
+
+    def _lifetime_for_cells(self, X: Any, cells: float) -> float:
+        """:func:`lifetime_for_cells` of the images of the checked points ``X`` under the map to
+        the unit box, read from the images of each feature's extremes (the map is increasing:
+        the same ranges bit for bit, with no mapped copy)."""
+        low, high = self._mapped_bounds(X)
+        return lifetime_for_ranges(high - low, cells)
 
     def _sample_trees(self, make: Callable[[int, int, int, Any], T], n_rows: int) -> T:
         """``make(seed, n_jobs, slice_size, progress)``: the core object that samples the

@@ -29,6 +29,8 @@ import numpy as np
 import scipy.sparse
 from scipy.optimize import minimize_scalar
 
+from mondrian_learn._points import CorePoints
+
 #: Search range of ρ = σ²/s², relative to the kernel's scale (K(x, x) = 1).
 RATIO_BOUNDS = (1e-8, 1e6)
 
@@ -104,7 +106,7 @@ def weighted_evidence(
 
 def path_evidence(
     features: Any,
-    X: np.ndarray,
+    X: CorePoints,
     y: np.ndarray,
     lifetimes: np.ndarray,
     max_size: int,
@@ -112,8 +114,9 @@ def path_evidence(
     weights: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """:func:`weighted_evidence` at each lifetime of ``lifetimes`` on the features of ``X``
-    (core ``KernelFeatures`` ``features``), targets ``y`` (centred here) and row weights
-    ``weights``; NaN where min(N, C) exceeds ``max_size``.
+    (points as the core reads them, with their map) by the core ``KernelFeatures``
+    ``features``, targets ``y`` (centred here) and row weights ``weights``; NaN where
+    min(N, C) exceeds ``max_size``.
 
     Returns
     -------

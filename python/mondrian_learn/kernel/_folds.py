@@ -61,7 +61,8 @@ def total_weight(weights: np.ndarray | None, n_rows: int) -> float:
 
 
 class Fold(NamedTuple):
-    """One fold's rows (mapped to the unit box) and their weights (None: all 1)."""
+    """One fold's rows (as checked: the core reads them through the map to the unit box)
+    and their weights (None: all 1)."""
 
     X: np.ndarray
     y: np.ndarray
@@ -78,7 +79,7 @@ class Fold(NamedTuple):
 
 @dataclass
 class ValidationFolds:
-    """The kept rows of ``X`` (mapped), their targets and weights, and the folds scored on
+    """The kept rows of ``X`` (unmapped), their targets and weights, and the folds scored on
     them. ``held_out``: one share of ``X`` was held out (``cv`` None), to be added back for
     the final model. Under ``selection="evidence"`` the one fold is all of ``X`` with no
     validation rows."""
@@ -122,7 +123,8 @@ class ValidationFoldsMixin(UnitBoxMixin):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         given = (X, y)
         X, y, weights, keep = weighted_rows(X, y, sample_weight)
-        X = self._fit_unit_box(X, as_array=True)
+        # The folds index the rows as checked; the core maps them as it reads them.
+        self._fit_unit_box(X)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
         if self.cv is not None and (X_val is not None or self.selection == "evidence"):
@@ -136,7 +138,7 @@ class ValidationFoldsMixin(UnitBoxMixin):
             X_val, y_val = validate_data(
                 self, X_val, y_val, dtype=np.float64, y_numeric=True, reset=False
             )
-            X_val = self._mapped_array(X_val)
+            self._check_images(X_val)
             return ValidationFolds(X, y, weights, [Fold(X, y, weights, X_val, y_val, None)], False)
         splits = weighted_splits(
             self.cv, X, y, given, keep, weights, self.validation_fraction, self.random_state

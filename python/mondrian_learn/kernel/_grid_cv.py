@@ -285,7 +285,10 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMi
 
         def searching(fold: Fold) -> Any:
             return _core.GridSearch(
-                *(as_core_array(a) for a in (fold.X, fold.y, fold.X_val, fold.y_val)),
+                self._core_input(fold.X),
+                as_core_array(fold.y),
+                self._core_input(fold.X_val),
+                as_core_array(fold.y_val),
                 m,
                 seed,
                 alpha,
@@ -344,7 +347,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMi
         refit_y, refit_w = rows.refit_targets()
         refit_X = np.vstack([first.X, first.X_val]) if rows.held_out else X
         self.model_ = search.refit(as_core_array(refit_y), lifetimes, alpha, n_jobs, refit_w)
-        # The refitted rows (mapped), targets and weights, for ``predict(return_std=True)``.
+        # The refitted rows (unmapped), targets and weights, for ``predict(return_std=True)``.
         self._posterior_rows, self._posterior_weights = (refit_X, refit_y), refit_w
         self.path_ = path
         self.best_index_ = best
@@ -393,7 +396,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMi
         rows, y = self._posterior_rows
         return refit_predictive(
             self.model_.transform,
-            as_core_array(rows),
+            self._core_input(rows),
             y,
             getattr(self, "_posterior_weights", None),  # absent in models pickled before
             self.alpha_,

@@ -31,7 +31,7 @@ from mondrian_learn._validation import (
     Param,
     RealArray,
 )
-from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin, lifetime_for_cells
+from mondrian_learn.kernel._base import MondrianKernelBase, RidgePredictMixin
 from mondrian_learn.kernel._evidence import EVIDENCE_MAX_SIZE, path_evidence
 from mondrian_learn.kernel._folds import ValidationFolds, ValidationFoldsMixin, total_weight
 
@@ -252,15 +252,16 @@ class MondrianKernelRidgeCV(
         )
 
     def _max_lifetime(self, X: np.ndarray, weights: np.ndarray | None) -> float:
-        """Λ for trees sampled on ``X`` (rows weighing ``weights``: as many cells as their
-        total weight, what their repetitions would give)."""
+        """Λ for trees sampled on the checked rows ``X`` (weighing ``weights``: as many cells
+        as their total weight, what their repetitions would give)."""
         if self.max_lifetime is None:
-            return lifetime_for_cells(X, total_weight(weights, X.shape[0]))
+            return self._lifetime_for_cells(X, total_weight(weights, X.shape[0]))
         return float(self.max_lifetime)
 
     def _features(self, X: np.ndarray, max_lifetime: float) -> Any:
-        """The trees on ``X`` (core ``KernelFeatures``) with lifetime ``max_lifetime``."""
-        points = as_core_array(X)
+        """The trees on the checked rows ``X`` (core ``KernelFeatures``, which reads them
+        through the map) with lifetime ``max_lifetime``."""
+        points = self._core_input(X)
         return self._sample_trees(
             lambda seed, n_jobs, slice_size, progress: _core.KernelFeatures(
                 points, int(self.n_estimators), max_lifetime, seed, n_jobs, slice_size, progress
@@ -292,7 +293,7 @@ class MondrianKernelRidgeCV(
                         try:
                             path = features.path(
                                 as_core_array(train_y),
-                                as_core_array(val_X),
+                                self._core_input(val_X),
                                 as_core_array(val_y),
                                 max_lifetime,
                                 float(alpha),
@@ -334,7 +335,7 @@ class MondrianKernelRidgeCV(
             model = everything.refit(as_core_array(refit_y), lifetime, alpha, n_jobs, None, refit_w)
         else:
             # A held-out share extends the trees with its points (None: X_val only scored).
-            extension = as_core_array(folds[0].X_val) if rows.held_out else None
+            extension = self._core_input(folds[0].X_val) if rows.held_out else None
             model = first_features.refit(
                 as_core_array(refit_y), lifetime, alpha, n_jobs, extension, refit_w
             )
@@ -365,7 +366,15 @@ class MondrianKernelRidgeCV(
             )
         path["solver"] = np.asarray(path["solver"])
         path.update(
-            path_evidence(features, X, y, path["lifetimes"], EVIDENCE_MAX_SIZE, n_jobs, weights)
+            path_evidence(
+                features,
+                self._core_input(X),
+                y,
+                path["lifetimes"],
+                EVIDENCE_MAX_SIZE,
+                n_jobs,
+                weights,
+            )
         )
         if np.all(np.isnan(path["log_evidence_profiled"])):
             raise ValueError(

@@ -65,7 +65,7 @@ def features(transform: Any, X: Any, n_jobs: int) -> scipy.sparse.csr_matrix:
 
 def refit_predictive(
     transform: Any,
-    rows: np.ndarray,
+    rows: Any,
     y: np.ndarray,
     weights: np.ndarray | None,
     alpha: float,
@@ -75,9 +75,9 @@ def refit_predictive(
     full: bool,
 ) -> Any:
     """:func:`predictive` at ``X`` (predictions ``mean``) of a ridge with penalty ``alpha``
-    refitted on the training ``rows`` (mapped), their targets ``y`` and ``weights`` (None: all
-    1), whose features a core ``transform(X, n_jobs)`` gives: σ̂² = (‖y − ȳ‖²_V − ‖z‖²)/N,
-    z = L⁻¹ΦᵀV(y − ȳ) (module docs)."""
+    refitted on the training ``rows`` (points as the core reads them), their targets ``y``
+    and ``weights`` (None: all 1), whose features a core ``transform(X, n_jobs)`` gives:
+    σ̂² = (‖y − ȳ‖²_V − ‖z‖²)/N, z = L⁻¹ΦᵀV(y − ȳ) (module docs)."""
     train = features(transform, rows, n_jobs)
     centred = y - (y.mean() if weights is None else np.average(y, weights=weights))
     weighted = centred if weights is None else weights * centred
