@@ -152,7 +152,7 @@ def test_path_scores_every_checkpoint_as_a_weighted_ridge_from_scratch(data) -> 
             w, mean, L = weighted_ridge(Z, y[train], v[train], alpha)
             error = (mean + Zv @ w - y[val]) ** 2
             expected = np.sum(v[val] * error) / np.sum(v[val])
-            assert path["validation_mse_by_alpha"][i, j] == pytest.approx(expected, rel=1e-8)
+            assert model.cv_results_["mean_score"][i, j] == pytest.approx(expected, rel=1e-8)
         # The recorded columns are at the chosen α.
         w, mean, L = weighted_ridge(Z, y[train], v[train], model.alpha_)
         residual = y[train] - mean - Z @ w
@@ -197,7 +197,7 @@ def test_grid_folds_score_states_as_weighted_ridges_from_scratch(data) -> None: 
     X, y, v = X[keep], y[keep], counts[keep] * 1.5
     model = grid_cv(cv=3).fit(X, y, sample_weight=v)
     folds = validation_splits(3, X, y, 0.2, SEED, distinct=True)
-    path = model.path_
+    path, results = model.path_, model.cv_results_
     for state, lifetimes in enumerate(path["lifetimes"]):
         scores = []
         for t, h in folds:
@@ -208,7 +208,7 @@ def test_grid_folds_score_states_as_weighted_ridges_from_scratch(data) -> None: 
             w, mean, _ = weighted_ridge(Z[: len(t)], y[t], v[t], 0.3)
             error = (mean + Z[len(t) :] @ w - y[h]) ** 2
             scores.append(np.sum(v[h] * error) / np.sum(v[h]))
-        np.testing.assert_allclose(path["fold_validation_mse"][state], scores, rtol=1e-7)
+        np.testing.assert_allclose(results["split_scores"][:, state], scores, rtol=1e-7)
         pooled = np.average(scores, weights=[np.sum(v[h]) for _, h in folds])
         assert path["criterion"][state] == pytest.approx(pooled, rel=1e-7)
 
