@@ -52,16 +52,20 @@ EVIDENCE = ("time", "log_evidence")
 def assert_same_fit(
     a: Any, b: Any, X: np.ndarray, rtol: float, skip: tuple[str, ...] = ("time",)
 ) -> None:
-    """Same choice, path (but ``skip``) and predictions (exactly for ``rtol=0``)."""
+    """Same choice, path and split scores (but ``skip``) and predictions (exactly for
+    ``rtol=0``)."""
     assert a.best_index_ == b.best_index_
     assert a.alpha_ == pytest.approx(b.alpha_, rel=rtol)
-    for name, value in a.path_.items():
-        if name in skip:
-            continue
-        if np.asarray(value).dtype.kind in "fc":
-            np.testing.assert_allclose(value, b.path_[name], rtol=rtol, atol=0, err_msg=name)
-        else:
-            np.testing.assert_array_equal(value, b.path_[name], err_msg=name)
+    assert hasattr(a, "cv_results_") == hasattr(b, "cv_results_")
+    for record in ("path_", "cv_results_"):
+        for name, value in vars(a).get(record, {}).items():
+            if name in skip:
+                continue
+            other = getattr(b, record)[name]
+            if np.asarray(value).dtype.kind in "fc":
+                np.testing.assert_allclose(value, other, rtol=rtol, atol=0, err_msg=name)
+            else:
+                np.testing.assert_array_equal(value, other, err_msg=name)
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=rtol, atol=0)
 
 

@@ -361,7 +361,7 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMi
             splits = split_results(scores, rows.validation_weights())
             self.cv_results_ = {"lifetimes": path["lifetimes"], **splits}
         else:
-            vars(self).pop("cv_results_", None)  # no splits: not even a former fit's
+            self.__dict__.pop("cv_results_", None)  # no splits: not even a former fit's
         self.path_ = path
         self.best_index_ = best
         self.n_iter_ = len(path["step"]) - 1

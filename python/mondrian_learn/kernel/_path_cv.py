@@ -394,7 +394,7 @@ class MondrianKernelRidgeCV(
         """Set the fitted attributes (no ``cv_results_`` without validation splits, not even
         a former fit's)."""
         if cv_results is None:
-            vars(self).pop("cv_results_", None)
+            self.__dict__.pop("cv_results_", None)
         else:
             self.cv_results_ = cv_results
         self.path_ = path
