@@ -8,8 +8,8 @@ every sampler, GP/kernel PCA/SVC outputs and a Bayesian-optimisation run; for se
 and ``n_jobs`` 1 and 2.
 
 The names the package used before and after the "one Mondrian core" restructuring are mapped
-by :func:`build`, :func:`interval`, :func:`prior` and :func:`baselines_module`, so the same
-script runs on both sides.
+by :func:`build`, :func:`interval`, :func:`prior`, :func:`baselines_module` and
+:func:`kernel_cv_path`, so the same script runs on both sides.
 
 Run: ``python benches/experiments/output_checksums.py --compare benches/output_checksums.json``
 """
@@ -94,6 +94,20 @@ def baselines_module() -> Any:
     except ImportError:
         from mondrian_learn import baselines  # type: ignore[no-redef]
     return baselines
+
+
+def kernel_cv_path(model: Any) -> dict[str, Any]:
+    """The kernel ridge CV's ``path_`` as recorded before its split scores moved to
+    ``cv_results_``: with ``alphas``, ``validation_mse_by_alpha`` (the splits' mean) and, with
+    several splits, ``fold_validation_mse`` appended, in that order (new; old: as it is)."""
+    path = dict(model.path_)
+    results = getattr(model, "cv_results_", None)
+    if results is None or "alphas" in path:
+        return path
+    path["alphas"], path["validation_mse_by_alpha"] = results["alphas"], results["mean_score"]
+    if len(results["split_scores"]) > 1:
+        path["fold_validation_mse"] = results["split_scores"]
+    return path
 
 
 def digest(value: Any) -> str:
@@ -199,14 +213,13 @@ def kernel_outputs(seed: int, n_jobs: int, out: dict[str, str]) -> None:
             random_state=seed,
             n_jobs=n_jobs,
         ).fit(X, y)
-        path = {k: v for k, v in cv.path_.items()}
-        out[f"{key}/cv/{solver}/path"] = digest(path)
+        out[f"{key}/cv/{solver}/path"] = digest(kernel_cv_path(cv))
         out[f"{key}/cv/{solver}/predict"] = digest(cv.predict(Xt))
         out[f"{key}/cv/{solver}/lifetime"] = digest(cv.lifetime_)
     ev = raw(ml.MondrianKernelRidgeCV)(
         10, max_lifetime=3.0, lifetimes=None, selection="evidence", random_state=seed
     ).fit(X, y)
-    out[f"{key}/cv/evidence/path"] = digest(dict(ev.path_))
+    out[f"{key}/cv/evidence/path"] = digest(kernel_cv_path(ev))
     out[f"{key}/cv/evidence/predict"] = digest(ev.predict(Xt))
 
 

@@ -58,6 +58,19 @@ def pooled_scores(split_scores: Any, split_weights: Any) -> Any:
     return np.average(split_scores, axis=0, weights=split_weights)
 
 
+def split_results(split_scores: Any, split_weights: Any) -> dict[str, np.ndarray]:
+    """The per-split record of a cross-validated path (``cv_results_``): ``split_scores``
+    (the splits first), ``split_weights`` (each split's validation weight) and
+    ``mean_score``, their :func:`pooled_scores`."""
+    scores = np.asarray(split_scores, dtype=np.float64)
+    weights = np.asarray(split_weights, dtype=np.float64)
+    return {
+        "split_scores": scores,
+        "split_weights": weights,
+        "mean_score": pooled_scores(scores, weights),
+    }
+
+
 def best_index(scores: Any, *, larger_is_better: bool = False) -> int:
     """The index of the best of ``scores`` (flat, for an array of several axes); ties go to
     the first, the smallest λ of a path."""

@@ -52,16 +52,20 @@ EVIDENCE = ("time", "log_evidence")
 def assert_same_fit(
     a: Any, b: Any, X: np.ndarray, rtol: float, skip: tuple[str, ...] = ("time",)
 ) -> None:
-    """Same choice, path (but ``skip``) and predictions (exactly for ``rtol=0``)."""
+    """Same choice, path and split scores (but ``skip``) and predictions (exactly for
+    ``rtol=0``)."""
     assert a.best_index_ == b.best_index_
     assert a.alpha_ == pytest.approx(b.alpha_, rel=rtol)
-    for name, value in a.path_.items():
-        if name in skip:
-            continue
-        if np.asarray(value).dtype.kind in "fc":
-            np.testing.assert_allclose(value, b.path_[name], rtol=rtol, atol=0, err_msg=name)
-        else:
-            np.testing.assert_array_equal(value, b.path_[name], err_msg=name)
+    assert hasattr(a, "cv_results_") == hasattr(b, "cv_results_")
+    for record in ("path_", "cv_results_"):
+        for name, value in vars(a).get(record, {}).items():
+            if name in skip:
+                continue
+            other = getattr(b, record)[name]
+            if np.asarray(value).dtype.kind in "fc":
+                np.testing.assert_allclose(value, other, rtol=rtol, atol=0, err_msg=name)
+            else:
+                np.testing.assert_array_equal(value, other, err_msg=name)
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=rtol, atol=0)
 
 
@@ -152,7 +156,7 @@ def test_path_scores_every_checkpoint_as_a_weighted_ridge_from_scratch(data) -> 
             w, mean, L = weighted_ridge(Z, y[train], v[train], alpha)
             error = (mean + Zv @ w - y[val]) ** 2
             expected = np.sum(v[val] * error) / np.sum(v[val])
-            assert path["validation_mse_by_alpha"][i, j] == pytest.approx(expected, rel=1e-8)
+            assert model.cv_results_["mean_score"][i, j] == pytest.approx(expected, rel=1e-8)
         # The recorded columns are at the chosen α.
         w, mean, L = weighted_ridge(Z, y[train], v[train], model.alpha_)
         residual = y[train] - mean - Z @ w
@@ -197,7 +201,7 @@ def test_grid_folds_score_states_as_weighted_ridges_from_scratch(data) -> None: 
     X, y, v = X[keep], y[keep], counts[keep] * 1.5
     model = grid_cv(cv=3).fit(X, y, sample_weight=v)
     folds = validation_splits(3, X, y, 0.2, SEED, distinct=True)
-    path = model.path_
+    path, results = model.path_, model.cv_results_
     for state, lifetimes in enumerate(path["lifetimes"]):
         scores = []
         for t, h in folds:
@@ -208,7 +212,7 @@ def test_grid_folds_score_states_as_weighted_ridges_from_scratch(data) -> None: 
             w, mean, _ = weighted_ridge(Z[: len(t)], y[t], v[t], 0.3)
             error = (mean + Z[len(t) :] @ w - y[h]) ** 2
             scores.append(np.sum(v[h] * error) / np.sum(v[h]))
-        np.testing.assert_allclose(path["fold_validation_mse"][state], scores, rtol=1e-7)
+        np.testing.assert_allclose(results["split_scores"][:, state], scores, rtol=1e-7)
         pooled = np.average(scores, weights=[np.sum(v[h]) for _, h in folds])
         assert path["criterion"][state] == pytest.approx(pooled, rel=1e-7)
 

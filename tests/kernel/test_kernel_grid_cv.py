@@ -52,9 +52,15 @@ def test_folds_score_every_state_by_their_mean_validation_error(data) -> None:  
     scores = np.array(
         [[fold_mse(X, y, t, v, lifetimes) for t, v in folds] for lifetimes in path["lifetimes"]]
     )
-    np.testing.assert_allclose(path["fold_validation_mse"], scores, rtol=1e-7)
+    results = model.cv_results_
+    np.testing.assert_allclose(results["split_scores"], scores.T, rtol=1e-7)
+    np.testing.assert_array_equal(results["split_weights"], [len(v) for _, v in folds])
+    np.testing.assert_array_equal(results["lifetimes"], path["lifetimes"])
     pooled = np.average(scores, axis=1, weights=[len(v) for _, v in folds])
     np.testing.assert_allclose(path["criterion"], pooled, rtol=1e-7)
+    # The search pools each state's errors on its own, summed in another order: equal to
+    # rounding.
+    np.testing.assert_allclose(results["mean_score"], path["criterion"], rtol=1e-14)
     assert model.best_index_ == int(np.argmin(pooled))
     assert len(path["step"]) > 2
     # Refitted on all of X.
@@ -71,7 +77,14 @@ def test_no_cv_is_the_single_hold_out(data) -> None:  # type: ignore[no-untyped-
         np.testing.assert_array_equal(model.path_[name], given.path_[name])
     first = [fold_mse(X, y, train, held_out, lifetimes) for lifetimes in model.path_["lifetimes"]]
     np.testing.assert_allclose(model.path_["validation_mse"], first, rtol=1e-7)
-    assert "fold_validation_mse" not in model.path_
+    # One split, weighing its rows, whose scores are the path's and the mean's bit for bit.
+    for fit in (model, given):
+        np.testing.assert_array_equal(
+            fit.cv_results_["split_scores"], [fit.path_["validation_mse"]]
+        )
+        np.testing.assert_array_equal(fit.cv_results_["split_weights"], [len(held_out)])
+        np.testing.assert_array_equal(fit.cv_results_["mean_score"], fit.path_["validation_mse"])
+    assert not {"fold_validation_mse", "split_scores"} & model.path_.keys()
 
 
 @pytest.mark.parametrize(

@@ -61,14 +61,19 @@ def make(**params: Any) -> MondrianKernelRidgeCV:
 def test_lifetime_and_alpha_are_the_argmin_of_the_validation_error(data) -> None:  # type: ignore[no-untyped-def]
     X, y, X_val, y_val = data
     model = make().fit(X, y, X_val=X_val, y_val=y_val)
-    path = model.path_
+    path, results = model.path_, model.cv_results_
     expected = validation_mse(X, y, X_val, y_val, path["lifetimes"])
-    np.testing.assert_allclose(path["validation_mse_by_alpha"], expected, rtol=1e-8)
+    np.testing.assert_allclose(results["mean_score"], expected, rtol=1e-8)
     best, which = np.unravel_index(np.argmin(expected), expected.shape)
     assert (model.best_index_, model.alpha_) == (best, ALPHAS[which])
     assert model.lifetime_ == path["lifetimes"][best]
-    np.testing.assert_array_equal(path["alphas"], ALPHAS)
-    np.testing.assert_array_equal(path["validation_mse"], path["validation_mse_by_alpha"][:, which])
+    np.testing.assert_array_equal(results["alphas"], ALPHAS)
+    np.testing.assert_array_equal(results["lifetimes"], path["lifetimes"])
+    np.testing.assert_array_equal(path["validation_mse"], results["mean_score"][:, which])
+    # X_val is one split, of its rows' weight, whose scores are the mean's bit for bit.
+    assert results["split_scores"].shape == (1, *expected.shape)
+    np.testing.assert_array_equal(results["split_weights"], [len(X_val)])
+    np.testing.assert_array_equal(results["mean_score"], results["split_scores"][0])
     # More than one α wins somewhere on the path: the choice is not one α's.
     assert len(set(np.argmin(expected, axis=1))) > 1
 
@@ -77,14 +82,21 @@ def test_folds_choose_the_argmin_of_the_fold_mean_error(data) -> None:  # type: 
     """Four folds of 90 rows (23, 23, 22, 22): the pooled error weights them by size."""
     X, y, _, _ = data
     model = make(cv=4).fit(X, y)
-    path = model.path_
+    path, results = model.path_, model.cv_results_
     folds = validation_splits(4, X, y, 0.2, SEED, distinct=False)
     scores = np.array([validation_mse(X[t], y[t], X[v], y[v], path["lifetimes"]) for t, v in folds])
-    np.testing.assert_allclose(path["fold_validation_mse"], scores, rtol=1e-8)
-    mean = np.average(scores, axis=0, weights=[len(v) for _, v in folds])
-    np.testing.assert_allclose(path["validation_mse_by_alpha"], mean, rtol=1e-8)
+    np.testing.assert_allclose(results["split_scores"], scores, rtol=1e-8)
+    sizes = [len(v) for _, v in folds]
+    np.testing.assert_array_equal(results["split_weights"], sizes)
+    mean = np.average(scores, axis=0, weights=sizes)
+    np.testing.assert_allclose(results["mean_score"], mean, rtol=1e-8)
+    # The mean is the splits' weighted mean bit for bit, and the path's error its column at α.
+    np.testing.assert_array_equal(
+        results["mean_score"], np.average(results["split_scores"], axis=0, weights=sizes)
+    )
     best, which = np.unravel_index(np.argmin(mean), mean.shape)
     assert (model.best_index_, model.alpha_) == (best, ALPHAS[which])
+    np.testing.assert_array_equal(path["validation_mse"], results["mean_score"][:, which])
     # Refitted on all of X, on trees sampled on it at Λ and stopped at the chosen λ.
     refit = MondrianKernelFeatures(
         TREES, lifetime=MAX_LIFETIME, scale_features=False, random_state=SEED
@@ -99,7 +111,7 @@ def test_folds_choose_the_argmin_of_the_fold_mean_error(data) -> None:  # type: 
     given = make(cv=splitter).fit(X, y)
     own = [(t, v) for t, v in splitter.split(X)]
     first = validation_mse(X[own[0][0]], y[own[0][0]], X[own[0][1]], y[own[0][1]], [0.0])
-    np.testing.assert_allclose(given.path_["fold_validation_mse"][0, :1], first, rtol=1e-8)
+    np.testing.assert_allclose(given.cv_results_["split_scores"][0, :1], first, rtol=1e-8)
     # One given split: chosen on it, refitted on all of X all the same.
     single = make(cv=own[:1]).fit(X, y)
     assert single.model_.n_rows == len(X)
@@ -127,7 +139,12 @@ def test_no_cv_is_the_single_hold_out_as_before(data) -> None:  # type: ignore[n
         X[held_out],
     )
     np.testing.assert_array_equal(model.predict(X), refit.predict(X, 1))
-    assert "fold_validation_mse" not in model.path_
+    # The held-out share is one split, weighing its rows.
+    np.testing.assert_array_equal(
+        model.cv_results_["split_scores"], [path["validation_mse"][:, None]]
+    )
+    np.testing.assert_array_equal(model.cv_results_["split_weights"], [len(held_out)])
+    assert not {"alphas", "validation_mse_by_alpha", "fold_validation_mse"} & model.path_.keys()
 
 
 @pytest.mark.parametrize(

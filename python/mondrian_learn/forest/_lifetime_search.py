@@ -18,7 +18,7 @@ from mondrian_learn._lifetime_path import (
     VALIDATION_FRACTION,
     best_index,
     kept_row_splits,
-    pooled_scores,
+    split_results,
     validation_splits,
 )
 from mondrian_learn._targets import check_numeric_target, check_sample_weight
@@ -130,12 +130,9 @@ class LifetimeSearchMixin(MondrianForestBase):
                 grid = np.where(every_cut, end, np.asarray(path["lifetimes"], dtype=float))
             scores.append(np.asarray(path[key], dtype=float))
             split_weights.append(float(len(held_out) if weights is None else w_held_out.sum()))
-        table, total = np.vstack(scores), np.asarray(split_weights)
         results = {
             "lifetimes": np.asarray(first["lifetimes"], dtype=float),
-            "split_scores": table,
-            "split_weights": total,
-            "mean_score": pooled_scores(table, total),
+            **split_results(np.vstack(scores), split_weights),
             "every_cut": every_cut,
         }
         return results, first

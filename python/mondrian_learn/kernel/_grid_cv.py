@@ -16,7 +16,7 @@ from mondrian_learn._base import (
     restore_on_failure,
     store_parameters,
 )
-from mondrian_learn._lifetime_path import CV, VALIDATION_FRACTION, best_index
+from mondrian_learn._lifetime_path import CV, VALIDATION_FRACTION, best_index, split_results
 from mondrian_learn._memory import check_memory
 from mondrian_learn._points import as_core_array
 from mondrian_learn._validation import (
@@ -158,10 +158,15 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMi
         ``log_evidence`` (α fixed, σ² profiled; NaN on the gradient route), ``n_features``
         (C), ``cg_iterations``, ``solver`` and ``time`` (seconds since ``fit`` began); with
         ``cv`` folds ``validation_mse`` is the folds' mean weighted by their validation rows
-        and ``train_mse`` their mean, the other
-        records the first fold's, and ``fold_validation_mse`` has one column per fold; under
+        and ``train_mse`` their mean, the other records the first fold's; under
         ``selection="evidence"`` also ``log_evidence_profiled``, ``alpha``,
         ``signal_variance`` and ``noise_variance``.
+    cv_results_ : dict of arrays
+        Under ``selection="validation"`` only (``X_val`` or the held-out share is one
+        split): ``lifetimes`` (each state's, n_states × n_features), ``split_scores`` (the
+        validation mean squared error of each split in each state, n_splits × n_states),
+        ``split_weights`` (each split's validation weight, n_splits) and ``mean_score``
+        (their weighted mean; with one split, its scores).
     best_index_ : int
         The chosen state.
     n_iter_ : int
@@ -349,6 +354,17 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMi
         self.model_ = search.refit(as_core_array(refit_y), lifetimes, alpha, n_jobs, refit_w)
         # The refitted rows (unmapped), targets and weights, for ``predict(return_std=True)``.
         self._posterior_rows, self._posterior_weights = (refit_X, refit_y), refit_w
+        if self.selection == "validation":
+            # One split (X_val or the held-out share) scored the path with its own error.
+            scores = (
+                path.pop("split_scores").T
+                if folds is not None
+                else np.vstack([path["validation_mse"]])
+            )
+            splits = split_results(scores, rows.validation_weights())
+            self.cv_results_ = {"lifetimes": path["lifetimes"], **splits}
+        else:
+            self.__dict__.pop("cv_results_", None)  # no splits: not even a former fit's
         self.path_ = path
         self.best_index_ = best
         self.n_iter_ = len(path["step"]) - 1

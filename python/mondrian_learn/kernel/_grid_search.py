@@ -80,12 +80,12 @@ class FoldMeanCriterion:
     def _mean(self, per_fold: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         """Per state, the first fold's record with the folds' validation error weighted by
         their validation rows (the pooled error: the criterion) and mean training error, and
-        each fold's validation error."""
+        each fold's validation error (``split_scores``)."""
         rows = []
         for states in zip(*per_fold):
             row = dict(states[0])
             scores = [state["validation_mse"] for state in states]
-            row["fold_validation_mse"] = np.asarray(scores)
+            row["split_scores"] = np.asarray(scores)
             pooled = float(pooled_scores(scores, self.sizes))
             row["validation_mse"] = row["criterion"] = pooled
             row["train_mse"] = float(np.mean([state["train_mse"] for state in states]))

@@ -17,7 +17,7 @@ from mondrian_learn._lifetime_path import (
     VALIDATION_FRACTION,
     best_index,
     checkpoint_arguments,
-    pooled_scores,
+    split_results,
 )
 from mondrian_learn._points import as_core_array
 from mondrian_learn._progress import PathProgress, progress_callback
@@ -125,12 +125,17 @@ class MondrianKernelRidgeCV(
         Per checkpoint: ``lifetimes``, ``n_cuts``, ``n_features`` (C), ``train_mse``,
         ``validation_mse`` (NaN under ``selection="evidence"``), ``log_evidence`` (σ²
         profiled; NaN on the gradient route), ``log_det``, ``solver`` and ``cg_iterations``,
-        all at ``alpha_`` (with ``cv`` folds: the fold mean of ``validation_mse``, the rest
-        of the first fold); ``alphas`` and ``validation_mse_by_alpha`` of shape
-        (n_checkpoints, n_alphas) (fold means); with folds also ``fold_validation_mse`` of
-        shape (n_splits, n_checkpoints, n_alphas); under ``selection="evidence"`` also
+        all at ``alpha_`` (with ``cv`` folds: ``validation_mse`` is the folds' weighted
+        mean, the rest the first fold's); under ``selection="evidence"`` also
         ``log_evidence_profiled``, ``alpha`` (σ̂²/ŝ²), ``signal_variance`` and
         ``noise_variance`` (NaN where min(N, C) exceeds 2,048).
+    cv_results_ : dict of arrays
+        Under ``selection="validation"`` only (``X_val`` or the held-out share is one
+        split): ``lifetimes`` (the λ scored, n_checkpoints), ``alphas`` (n_alphas),
+        ``split_scores`` (the validation mean squared error of each split at each λ and α,
+        n_splits × n_checkpoints × n_alphas), ``split_weights`` (each split's validation
+        weight, n_splits) and ``mean_score`` (their weighted mean, n_checkpoints × n_alphas,
+        on which (λ, α) is chosen; with one split, its scores).
     best_index_ : int
         The chosen checkpoint.
     lifetime_ : float
@@ -320,15 +325,14 @@ class MondrianKernelRidgeCV(
             close()
         scores = np.array([[p["validation_mse"] for p in fold] for fold in paths])
         # Folds weighted by their validation rows (the pooled error), as the CV forests do.
-        by_alpha = pooled_scores(scores, rows.validation_weights()).T
+        splits = split_results(scores.transpose(0, 2, 1), rows.validation_weights())
+        by_alpha = splits["mean_score"]
         # Ties: the first checkpoint (smallest λ), then the first α.
         best, which = np.unravel_index(best_index(by_alpha), by_alpha.shape)
         path = paths[0][which]
         path["solver"] = np.asarray(path["solver"])
         path["validation_mse"] = by_alpha[:, which].copy()
-        path["alphas"], path["validation_mse_by_alpha"] = alphas, by_alpha
-        if several:
-            path["fold_validation_mse"] = scores.transpose(0, 2, 1)
+        results = {"lifetimes": np.asarray(path["lifetimes"]), "alphas": alphas, **splits}
         lifetime, alpha = float(path["lifetimes"][best]), float(alphas[which])
         refit_y, refit_w = rows.refit_targets()
         if everything is not None:
@@ -339,7 +343,7 @@ class MondrianKernelRidgeCV(
             model = first_features.refit(
                 as_core_array(refit_y), lifetime, alpha, n_jobs, extension, refit_w
             )
-        self._keep(path, int(best), alpha, max_lifetime, model)
+        self._keep(path, int(best), alpha, max_lifetime, model, results)
 
     def _fit_evidence(
         self, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, alphas: np.ndarray
@@ -385,7 +389,7 @@ class MondrianKernelRidgeCV(
         best = int(np.nanargmax(path["log_evidence_profiled"]))
         alpha = float(path["alpha"][best])
         model = features.refit(core_y, float(path["lifetimes"][best]), alpha, n_jobs, None, weights)
-        self._keep(path, best, alpha, max_lifetime, model)
+        self._keep(path, best, alpha, max_lifetime, model, None)
 
     def _keep(
         self,
@@ -394,8 +398,14 @@ class MondrianKernelRidgeCV(
         alpha: float,
         max_lifetime: float,
         model: Any,
+        cv_results: dict[str, np.ndarray] | None,
     ) -> None:
-        """Set the fitted attributes."""
+        """Set the fitted attributes (no ``cv_results_`` without validation splits, not even
+        a former fit's)."""
+        if cv_results is None:
+            self.__dict__.pop("cv_results_", None)
+        else:
+            self.cv_results_ = cv_results
         self.path_ = path
         self.best_index_ = best
         self.lifetime_ = float(path["lifetimes"][best])
