@@ -52,10 +52,21 @@ def checkpoint_arguments(
 def pooled_scores(split_scores: Any, split_weights: Any) -> Any:
     """The validation scores of several splits (the first axis) averaged with weights
     ``split_weights``, each split's validation weight: the score of all their validation rows
-    pooled. One split's are its own scores, bit for bit (a weighted mean of one may round)."""
+    pooled. One split's are its own scores, bit for bit (a weighted mean of one may round).
+
+    The terms are added split after split, so that a checkpoint's pooled score has the same
+    bits whether its splits' scores come alone (the grid search pools one state at a time)
+    or as a column of a table (``cv_results_``); ``np.average`` of one column adds them in
+    another order. For a table of two or more columns this is ``np.average``'s sum exactly.
+    """
     if len(split_scores) == 1:
         return split_scores[0]
-    return np.average(split_scores, axis=0, weights=split_weights)
+    scores = np.asarray(split_scores, dtype=np.float64)
+    weights = np.asarray(split_weights, dtype=np.float64)
+    total = scores[0] * weights[0]
+    for score, weight in zip(scores[1:], weights[1:]):
+        total = total + score * weight
+    return total / weights.sum()
 
 
 def split_results(split_scores: Any, split_weights: Any) -> dict[str, np.ndarray]:
