@@ -56,8 +56,9 @@ def pooled_scores(split_scores: Any, split_weights: Any) -> Any:
 
     The terms are added split after split, so that a checkpoint's pooled score has the same
     bits whether its splits' scores come alone (the grid search pools one state at a time)
-    or as a column of a table (``cv_results_``); ``np.average`` of one column adds them in
-    another order. For a table of two or more columns this is ``np.average``'s sum exactly.
+    or as a column of a table (``cv_results_``), whatever the table's width: ``np.average``
+    adds a lone column's terms in another order (for a table of two or more columns its sum
+    is this one exactly).
     """
     if len(split_scores) == 1:
         return split_scores[0]

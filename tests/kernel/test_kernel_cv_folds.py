@@ -154,6 +154,7 @@ def test_the_core_maps_the_rows_as_numpy_would(
     numpy beforehand with ``scale_features=False``: path, choice, model and predictions."""
     X, y = data
     X = np.column_stack([300.0 * X[:, 0] - 50.0, 1e-2 * X[:, 1] + 7.0])
+    params = dict(params)  # pytest shares the parametrised dict between the estimators
     validation = params.pop("validation", False)
     scaled = make(random_state=2, **params)
     scaled.fit(X, y, *((X[:8] * 1.1, y[:8]) if validation else ()))

@@ -292,13 +292,13 @@ class MondrianKernelRidgeCV(
                 features = self._features(train_X, max_lifetime)
                 if k == 0:
                     first_features = features
-                fold_paths = []
+                fold_paths, validation_points = [], self._core_input(val_X)
                 with PathProgress("cuts", self.verbose, runs=len(alphas)) as progress:
                     for alpha in alphas:
                         try:
                             path = features.path(
                                 as_core_array(train_y),
-                                self._core_input(val_X),
+                                validation_points,
                                 as_core_array(val_y),
                                 max_lifetime,
                                 float(alpha),
