@@ -4,6 +4,7 @@ are shared safely between threads, and online updates retain no per-batch bookke
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 import time
 from typing import Any, Callable
@@ -47,6 +48,15 @@ def raise_stop() -> None:
     raise Stop("from the progress callback")
 
 
+@pytest.fixture
+def python_handles_ctrl_c() -> Any:
+    """Python's own Ctrl-C handler for the test: a process started in the background by a
+    non-interactive shell inherits SIGINT ignored, and then ``interrupt_main`` does nothing."""
+    former = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, former)
+
+
 def press_ctrl_c() -> None:
     # The report lasts long enough (0.2 s) for the signal to be seen (it is polled every 20 ms).
     _thread.interrupt_main()
@@ -71,6 +81,7 @@ INTERRUPTED = [
     [(e, raise_stop, 400, Stop) for e in RAISING]
     + [(e, press_ctrl_c, 3000, KeyboardInterrupt) for e in INTERRUPTED],
 )
+@pytest.mark.usefixtures("python_handles_ctrl_c")
 def test_a_fit_stopped_at_its_first_progress_report(
     estimator: Any,
     on_first: Callable[[], None],
@@ -90,6 +101,7 @@ def test_a_fit_stopped_at_its_first_progress_report(
     assert not hasattr(estimator, "model_") and not hasattr(estimator, "n_features_in_")
 
 
+@pytest.mark.usefixtures("python_handles_ctrl_c")
 def test_ctrl_c_stops_conjugate_gradients() -> None:
     # A GP system that needs far more iterations than the interrupt leaves it: the solver
     # checks for a stop at every operator application.
