@@ -83,6 +83,15 @@ def split_results(split_scores: Any, split_weights: Any) -> dict[str, np.ndarray
     }
 
 
+def keep_cv_results(estimator: Any, results: dict[str, np.ndarray] | None) -> None:
+    """Set ``estimator.cv_results_`` to ``results``, or, for a fit that scored no splits
+    (None), remove it: no record of a former fit is left behind."""
+    if results is None:
+        estimator.__dict__.pop("cv_results_", None)
+    else:
+        estimator.cv_results_ = results
+
+
 def best_index(scores: Any, *, larger_is_better: bool = False) -> int:
     """The index of the best of ``scores`` (flat, for an array of several axes); ties go to
     the first, the smallest λ of a path."""

@@ -37,14 +37,18 @@ class UnitBoxMixin(EstimatorBase):
     data_min_: np.ndarray
     data_scale_: np.ndarray
 
-    def _fit_unit_box(self, X: Any) -> Any:
-        """Fix the map on the training points ``X`` (checked) and return them as this
-        estimator reads points (:meth:`_core_input`)."""
+    def _fix_unit_box(self, X: Any) -> None:
+        """Fix the map on the training points ``X`` (checked)."""
         if self.scale_features:
             points = as_core_points(X, dtype=self._point_dtypes)
             self.data_min_, self.data_scale_ = _core.unit_box(points)
         else:
             self.data_min_, self.data_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+
+    def _fit_unit_box(self, X: Any) -> Any:
+        """Fix the map on the training points ``X`` (checked) and return them as this
+        estimator reads points (:meth:`_core_input`)."""
+        self._fix_unit_box(X)
         return self._core_input(X)
 
     def _is_identity(self) -> bool:

@@ -124,7 +124,7 @@ class ValidationFoldsMixin(UnitBoxMixin):
         given = (X, y)
         X, y, weights, keep = weighted_rows(X, y, sample_weight)
         # The folds index the rows as checked; the core maps them as it reads them.
-        self._fit_unit_box(X)
+        self._fix_unit_box(X)
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
         if self.cv is not None and (X_val is not None or self.selection == "evidence"):

@@ -16,7 +16,13 @@ from mondrian_learn._base import (
     restore_on_failure,
     store_parameters,
 )
-from mondrian_learn._lifetime_path import CV, VALIDATION_FRACTION, best_index, split_results
+from mondrian_learn._lifetime_path import (
+    CV,
+    VALIDATION_FRACTION,
+    best_index,
+    keep_cv_results,
+    split_results,
+)
 from mondrian_learn._memory import check_memory
 from mondrian_learn._points import as_core_array
 from mondrian_learn._validation import (
@@ -354,17 +360,17 @@ class MondrianGridRidgeCV(RegressorMixin, GaussianSampleMixin, ValidationFoldsMi
         self.model_ = search.refit(as_core_array(refit_y), lifetimes, alpha, n_jobs, refit_w)
         # The refitted rows (unmapped), targets and weights, for ``predict(return_std=True)``.
         self._posterior_rows, self._posterior_weights = (refit_X, refit_y), refit_w
+        results = None
         if self.selection == "validation":
             # One split (X_val or the held-out share) scored the path with its own error.
             scores = (
                 path.pop("split_scores").T
                 if folds is not None
-                else np.vstack([path["validation_mse"]])
+                else path["validation_mse"][np.newaxis]
             )
             splits = split_results(scores, rows.validation_weights())
-            self.cv_results_ = {"lifetimes": path["lifetimes"], **splits}
-        else:
-            self.__dict__.pop("cv_results_", None)  # no splits: not even a former fit's
+            results = {"lifetimes": path["lifetimes"], **splits}
+        keep_cv_results(self, results)
         self.path_ = path
         self.best_index_ = best
         self.n_iter_ = len(path["step"]) - 1

@@ -17,6 +17,7 @@ from mondrian_learn._lifetime_path import (
     VALIDATION_FRACTION,
     best_index,
     checkpoint_arguments,
+    keep_cv_results,
     split_results,
 )
 from mondrian_learn._points import as_core_array
@@ -402,10 +403,7 @@ class MondrianKernelRidgeCV(
     ) -> None:
         """Set the fitted attributes (no ``cv_results_`` without validation splits, not even
         a former fit's)."""
-        if cv_results is None:
-            self.__dict__.pop("cv_results_", None)
-        else:
-            self.cv_results_ = cv_results
+        keep_cv_results(self, cv_results)
         self.path_ = path
         self.best_index_ = best
         self.lifetime_ = float(path["lifetimes"][best])

@@ -148,7 +148,7 @@ default="mondrian"
         seed = draw_seed(self.random_state)
         if sp.issparse(X):  # every sampler reads the training points' rows dense
             check_dense_memory(X)
-        self._fit_unit_box(X)
+        self._fix_unit_box(X)
         for name in ("rules_", "uniques_"):  # from an earlier fit with a callable sampler
             self.__dict__.pop(name, None)
         if isinstance(sampler, CallablePartitions):
